@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Side-by-side run of the reference scenario in qossim, ns-3 and the
+# hand-written baseline. Each program runs --reps times; the run with the
+# smallest wall time is kept. Prints one line per program, then speedups
+# computed from pkts_per_wall_s.
+#
+# Usage: bash bench/compare.sh [--flows N] [--sim SECONDS] [--reps K] [--seed S]
+#
+# Needs bash, awk and cargo; bench/ns3/build.sh installs ns-3 (apt-get) and
+# builds the ns-3 program the first time. Progress goes to stderr, results
+# to stdout.
+set -uo pipefail
+
+flows=1000
+sim=20
+reps=3
+seed=""
+
+usage() {
+    echo "usage: bash bench/compare.sh [--flows N] [--sim SECONDS] [--reps K] [--seed S]" >&2
+    exit 2
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --flows) [ $# -ge 2 ] || usage; flows="$2"; shift 2 ;;
+        --flows=*) flows="${1#*=}"; shift ;;
+        --sim) [ $# -ge 2 ] || usage; sim="$2"; shift 2 ;;
+        --sim=*) sim="${1#*=}"; shift ;;
+        --reps) [ $# -ge 2 ] || usage; reps="$2"; shift 2 ;;
+        --reps=*) reps="${1#*=}"; shift ;;
+        --seed) [ $# -ge 2 ] || usage; seed="$2"; shift 2 ;;
+        --seed=*) seed="${1#*=}"; shift ;;
+        -h|--help) usage ;;
+        *) echo "compare.sh: unknown argument '$1'" >&2; usage ;;
+    esac
+done
+case "$flows" in ''|*[!0-9]*) echo "compare.sh: --flows must be a positive integer" >&2; exit 2 ;; esac
+case "$reps" in ''|*[!0-9]*|0) echo "compare.sh: --reps must be a positive integer" >&2; exit 2 ;; esac
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 1
+
+bench_args=(--flows "$flows" --sim "$sim")
+if [ -n "$seed" ]; then bench_args+=(--seed "$seed"); fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# field LINE KEY -> value of KEY=... in LINE, units ("s") stripped
+field() {
+    printf '%s\n' "$1" | awk -v k="$2" '{
+        for (i = 1; i <= NF; i++) {
+            split($i, kv, "=")
+            if (kv[1] == k) { v = kv[2]; sub(/s$/, "", v); print v; exit }
+        }
+    }'
+}
+
+# First "error" line of a cargo/compiler log, shortened: the reason shown
+# when a program is not available.
+first_error() {
+    local r
+    r="$(grep -m1 -E '^(error|fatal)' "$1" 2>/dev/null || true)"
+    [ -n "$r" ] || r="$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n1)"
+    [ -n "$r" ] || r="unknown error"
+    printf '%s' "${r:0:160}"
+}
+
+# best_of NAME CMD... : run CMD $reps times, print the result line with the
+# smallest wall time. Returns non-zero (reason on stdout) if a run fails.
+best_of() {
+    local name="$1"; shift
+    local best="" best_wall="" line wall i
+    for ((i = 1; i <= reps; i++)); do
+        echo "compare.sh: $name run $i/$reps" >&2
+        if ! "$@" >"$tmp/out" 2>"$tmp/err"; then
+            echo "run failed: $(first_error "$tmp/err")"
+            return 1
+        fi
+        line="$(grep -E '^flows=' "$tmp/out" | tail -n1)"
+        if [ -z "$line" ]; then
+            echo "no result line in output"
+            return 1
+        fi
+        wall="$(field "$line" wall)"
+        if [ -z "$best" ] || awk -v a="$wall" -v b="$best_wall" 'BEGIN { exit !(a + 0 < b + 0) }'; then
+            best="$line"
+            best_wall="$wall"
+        fi
+    done
+    printf '%s\n' "$best"
+}
+
+# --- qossim ---------------------------------------------------------------
+qossim_line=""
+echo "compare.sh: building qossim reference benchmark" >&2
+if [ ! -f "$root/Cargo.toml" ]; then
+    echo "qossim: not available (no Cargo.toml at the repository root)"
+elif ! nice cargo build --release -q -j 2 -p qossim-bench --bin reference >"$tmp/build.log" 2>&1; then
+    echo "qossim: not available ($(first_error "$tmp/build.log"))"
+elif r="$(best_of qossim cargo run --release -q -p qossim-bench --bin reference -- "${bench_args[@]}")"; then
+    qossim_line="$r"
+    echo "qossim: $qossim_line"
+else
+    echo "qossim: not available ($r)"
+fi
+
+# --- ns-3 -----------------------------------------------------------------
+ns3_line=""
+ns3_bin="$root/bench/ns3/build/reference"
+ns3_src="$root/bench/ns3/reference.cc"
+if [ ! -x "$ns3_bin" ] || [ "$ns3_src" -nt "$ns3_bin" ]; then
+    echo "compare.sh: building the ns-3 program (bench/ns3/build.sh)" >&2
+    bash "$root/bench/ns3/build.sh" >"$tmp/ns3build.log" 2>&1 || true
+fi
+if [ ! -x "$ns3_bin" ] || [ "$ns3_src" -nt "$ns3_bin" ]; then
+    echo "ns3: not available (build failed: $(first_error "$tmp/ns3build.log"))"
+elif r="$(best_of ns3 "$ns3_bin" "${bench_args[@]}")"; then
+    ns3_line="$r"
+    echo "ns3: $ns3_line"
+else
+    echo "ns3: not available ($r)"
+fi
+
+# --- baseline -------------------------------------------------------------
+baseline_line=""
+baseline_manifest="$root/bench/baseline/Cargo.toml"
+echo "compare.sh: building baseline" >&2
+if ! nice cargo build --release -q -j 2 --manifest-path "$baseline_manifest" >"$tmp/build.log" 2>&1; then
+    echo "baseline: not available ($(first_error "$tmp/build.log"))"
+elif r="$(best_of baseline cargo run --release -q --manifest-path "$baseline_manifest" -- "${bench_args[@]}")"; then
+    baseline_line="$r"
+    echo "baseline: $baseline_line"
+else
+    echo "baseline: not available ($r)"
+fi
+
+# --- ratios ---------------------------------------------------------------
+# ratio LABEL NUM_LINE DEN_LINE DECIMALS
+ratio() {
+    local label="$1" num="$2" den="$3" dec="$4" a b
+    if [ -z "$num" ] || [ -z "$den" ]; then
+        echo "ratio $label speedup=n/a"
+        return
+    fi
+    a="$(field "$num" pkts_per_wall_s)"
+    b="$(field "$den" pkts_per_wall_s)"
+    awk -v l="$label" -v a="$a" -v b="$b" -v d="$dec" 'BEGIN {
+        if (b + 0 <= 0) { printf "ratio %s speedup=n/a\n", l; exit }
+        fmt = "ratio %s speedup=%." d "fx\n"
+        printf fmt, l, a / b
+    }'
+}
+ratio qossim/ns3 "$qossim_line" "$ns3_line" 1
+ratio qossim/baseline "$qossim_line" "$baseline_line" 2

@@ -1,0 +1,32 @@
+//! qossim: a deterministic discrete-event simulator for network traffic management and
+//! QoS.
+//!
+//! The crate is layered the way a packet travels:
+//! - [`engine`]: integer-picosecond clock, event queues, scheduler;
+//! - [`net`]: nodes, links with output ports, packets, forwarding;
+//! - [`queue`]: queue disciplines on output ports;
+//! - [`traffic`]: packet sources, flow generators and sinks;
+//! - [`metrics`]: time averages, histograms, sampled series, confidence intervals;
+//! - [`world`]: the arenas and the event loop tying them together;
+//! - [`scenario`]: the TOML scenario language that builds a world.
+//!
+//! A run is single-threaded and deterministic: the same scenario and seed give
+//! bit-identical results on any machine.
+#![warn(missing_docs)]
+
+pub mod engine;
+pub mod metrics;
+pub mod net;
+pub mod queue;
+pub mod rng;
+pub mod time;
+pub mod traffic;
+pub mod world;
+
+pub use net::{Network, Packet};
+pub use rng::Rng;
+pub use time::Time;
+pub use world::{Agent, Ctx, World};
+
+/// The version of this crate.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,466 @@
+//! The network: nodes, unidirectional links with an output port each, and forwarding.
+//!
+//! A link's output port holds a [`QueueDisc`](crate::queue::QueueDisc) and a chain of
+//! [`PortHook`]s (markers, meters, policers) applied to every packet arriving at the port.
+//! A link transmits one packet at a time (store and forward); a transmitted packet joins
+//! the link's in-flight list, which is FIFO because the propagation delay is constant, so
+//! only the head needs an event.
+
+pub mod packet;
+
+pub use packet::{marks, AgentId, FlowId, LinkId, NodeId, Packet, PacketKind, NONE};
+
+use crate::engine::{Event, Scheduler, Target};
+use crate::metrics::TimeAverage;
+use crate::queue::{Dequeue, DropLog, QueueDisc};
+use crate::time::{tx_time, Time};
+use std::collections::VecDeque;
+
+/// What a hook sees of the port it sits on.
+#[derive(Clone, Copy, Debug)]
+pub struct PortInfo {
+    /// Link rate, bits per second.
+    pub rate_bps: u64,
+    /// Packets in the queue discipline.
+    pub queue_pkts: usize,
+    /// Bytes in the queue discipline.
+    pub queue_bytes: u64,
+}
+
+/// A marker, meter, policer or observer attached to an output port.
+///
+/// `on_arrival` runs for every packet offered to the port before the queue discipline
+/// sees it; it may change the packet's marks or class, and returns `false` to discard it.
+/// `on_departure` runs when a packet starts transmission.
+pub trait PortHook {
+    /// A packet arrives at the port.
+    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool;
+    /// A packet starts transmission.
+    fn on_departure(&mut self, _pkt: &Packet, _now: Time) {}
+    /// Appends this hook's counters (name, value) to `out` for the run summary.
+    fn report(&self, _out: &mut Vec<(String, f64)>) {}
+    /// Gives access to the concrete type (to reconfigure a hook during a run).
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+/// Per-link counters.
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    /// Packets offered to the port.
+    pub arrivals: u64,
+    /// Packets that started transmission.
+    pub tx_pkts: u64,
+    /// Bytes that started transmission.
+    pub tx_bytes: u64,
+    /// Bytes that started transmission, per class (classes >= 7 count in slot 7).
+    pub tx_bytes_by_class: [u64; 8],
+    /// Bytes of PCN-marked traffic that started transmission.
+    pub tx_bytes_pcn: u64,
+    /// Drops, by cause and class.
+    pub drops: DropLog,
+    /// Time-weighted number of packets queued (excluding the one in transmission).
+    pub queue_avg: TimeAverage,
+    /// Largest queue seen, packets.
+    pub queue_max: usize,
+}
+
+/// A unidirectional link and its output port.
+pub struct Link {
+    /// Name, unique in the network.
+    pub name: String,
+    /// Upstream node (where the output port is).
+    pub from: NodeId,
+    /// Downstream node.
+    pub to: NodeId,
+    /// Rate, bits per second.
+    pub rate_bps: u64,
+    /// Propagation delay.
+    pub delay: Time,
+    /// The queue discipline of the output port.
+    pub qdisc: Box<dyn QueueDisc>,
+    /// Markers, meters and policers, applied in order to arriving packets.
+    pub hooks: Vec<Box<dyn PortHook>>,
+    /// Counters.
+    pub stats: LinkStats,
+    busy: bool,
+    wake_pending: bool,
+    in_flight: VecDeque<(Time, Packet)>,
+}
+
+impl Link {
+    /// True while a packet is being transmitted.
+    pub fn busy(&self) -> bool {
+        self.busy
+    }
+    /// Packets currently propagating on the wire.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
+
+/// A node: a router or a host. Agents attach to nodes through the world.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Name, unique in the network.
+    pub name: String,
+    /// Agents that observe every packet arriving at this node from a link
+    /// (egress controllers, measurement points).
+    pub taps: Vec<AgentId>,
+}
+
+/// Nodes, links and forwarding state.
+#[derive(Default)]
+pub struct Network {
+    /// Node arena.
+    pub nodes: Vec<Node>,
+    /// Link arena.
+    pub links: Vec<Link>,
+    /// Explicit routes: sequences of links.
+    pub routes: Vec<Vec<LinkId>>,
+    /// Next hops, `fib[dst][node]` = outgoing link or [`NONE`]; a column is computed the
+    /// first time a destination is used, so memory grows with the destinations in use.
+    fib: Vec<Vec<LinkId>>,
+    /// Packets dropped at a node for lack of a route.
+    pub unroutable: u64,
+}
+
+impl Network {
+    /// An empty network.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a node and returns its id.
+    pub fn add_node(&mut self, name: &str) -> NodeId {
+        self.nodes.push(Node {
+            name: name.to_string(),
+            taps: Vec::new(),
+        });
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    /// Looks a node up by name.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
+    }
+
+    /// Adds a unidirectional link with its output port and returns its id.
+    pub fn add_link(
+        &mut self,
+        name: &str,
+        from: NodeId,
+        to: NodeId,
+        rate_bps: u64,
+        delay: Time,
+        qdisc: Box<dyn QueueDisc>,
+    ) -> LinkId {
+        assert!(rate_bps > 0, "link {name}: rate must be positive");
+        self.links.push(Link {
+            name: name.to_string(),
+            from,
+            to,
+            rate_bps,
+            delay,
+            qdisc,
+            hooks: Vec::new(),
+            stats: LinkStats::default(),
+            busy: false,
+            wake_pending: false,
+            in_flight: VecDeque::new(),
+        });
+        self.fib.clear();
+        (self.links.len() - 1) as LinkId
+    }
+
+    /// Looks a link up by name.
+    pub fn link_id(&self, name: &str) -> Option<LinkId> {
+        self.links
+            .iter()
+            .position(|l| l.name == name)
+            .map(|i| i as LinkId)
+    }
+
+    /// The link from `a` to `b`, if there is one.
+    pub fn link_between(&self, a: NodeId, b: NodeId) -> Option<LinkId> {
+        self.links
+            .iter()
+            .position(|l| l.from == a && l.to == b)
+            .map(|i| i as LinkId)
+    }
+
+    /// Adds an explicit route (a connected sequence of links) and returns its id.
+    pub fn add_route(&mut self, links: Vec<LinkId>) -> Result<u32, String> {
+        for w in links.windows(2) {
+            let (a, b) = (&self.links[w[0] as usize], &self.links[w[1] as usize]);
+            if a.to != b.from {
+                return Err(format!(
+                    "route does not connect: link {} ends at {} but link {} starts at {}",
+                    a.name, self.nodes[a.to as usize].name, b.name, self.nodes[b.from as usize].name
+                ));
+            }
+        }
+        self.routes.push(links);
+        Ok((self.routes.len() - 1) as u32)
+    }
+
+    /// Drops all computed next hops (called when the topology changes).
+    pub fn invalidate_routes(&mut self) {
+        self.fib.clear();
+    }
+
+    /// Computes shortest-path next hops towards `dst` from every node, unless already
+    /// known. Paths minimise total propagation delay, then hop count; remaining ties go to
+    /// the lower link id, so forwarding is deterministic.
+    pub fn routes_to(&mut self, dst: NodeId) -> &[LinkId] {
+        let n = self.nodes.len();
+        if self.fib.len() < n {
+            self.fib.resize_with(n, Vec::new);
+        }
+        if self.fib[dst as usize].len() != n {
+            let col = self.shortest_paths_to(dst);
+            self.fib[dst as usize] = col;
+        }
+        &self.fib[dst as usize]
+    }
+
+    fn shortest_paths_to(&self, dst: NodeId) -> Vec<LinkId> {
+        use std::cmp::Reverse;
+        let n = self.nodes.len();
+        let mut incoming: Vec<Vec<LinkId>> = vec![Vec::new(); n];
+        for (i, l) in self.links.iter().enumerate() {
+            incoming[l.to as usize].push(i as LinkId);
+        }
+        let inf = (u128::MAX, u32::MAX);
+        let mut dist = vec![inf; n];
+        dist[dst as usize] = (0u128, 0u32);
+        let mut heap = std::collections::BinaryHeap::new();
+        heap.push(Reverse(((0u128, 0u32), dst)));
+        while let Some(Reverse((d, v))) = heap.pop() {
+            if d > dist[v as usize] {
+                continue;
+            }
+            for &li in &incoming[v as usize] {
+                let l = &self.links[li as usize];
+                let nd = (d.0 + l.delay as u128, d.1 + 1);
+                if nd < dist[l.from as usize] {
+                    dist[l.from as usize] = nd;
+                    heap.push(Reverse((nd, l.from)));
+                }
+            }
+        }
+        let mut col = vec![NONE; n];
+        let mut best = vec![inf; n];
+        for (i, l) in self.links.iter().enumerate() {
+            let (u, v) = (l.from as usize, l.to as usize);
+            if u == dst as usize || dist[v] == inf {
+                continue;
+            }
+            let cand = (dist[v].0 + l.delay as u128, dist[v].1 + 1);
+            if cand < best[u] {
+                best[u] = cand;
+                col[u] = i as LinkId;
+            }
+        }
+        col
+    }
+
+    /// Computes next hops towards every node.
+    pub fn compute_routes(&mut self) {
+        for d in 0..self.nodes.len() {
+            self.routes_to(d as NodeId);
+        }
+    }
+
+    /// The outgoing link from `node` towards `dst` under shortest-path forwarding.
+    pub fn next_hop(&mut self, node: NodeId, dst: NodeId) -> Option<LinkId> {
+        let l = self.routes_to(dst)[node as usize];
+        (l != NONE).then_some(l)
+    }
+
+    /// The links a packet from `src` to `dst` crosses under shortest-path forwarding,
+    /// or an error naming where the path breaks.
+    pub fn path(&mut self, src: NodeId, dst: NodeId) -> Result<Vec<LinkId>, String> {
+        let mut path = Vec::new();
+        let mut at = src;
+        while at != dst {
+            match self.next_hop(at, dst) {
+                Some(l) => {
+                    path.push(l);
+                    at = self.links[l as usize].to;
+                    if path.len() > self.nodes.len() {
+                        return Err("routing loop".into());
+                    }
+                }
+                None => {
+                    return Err(format!(
+                        "no route from {} to {}",
+                        self.nodes[src as usize].name, self.nodes[dst as usize].name
+                    ))
+                }
+            }
+        }
+        Ok(path)
+    }
+
+    /// One-way propagation delay plus the transmission time of `bytes` on every link of
+    /// `path` (the signalling delay of a packet that meets no queue).
+    pub fn path_delay(&self, path: &[LinkId], bytes: u32) -> Time {
+        path.iter()
+            .map(|&l| {
+                let l = &self.links[l as usize];
+                l.delay + tx_time(bytes, l.rate_bps)
+            })
+            .sum()
+    }
+
+    /// Forwards a packet that is at `node` (entering or transiting) to its next link.
+    /// Delivery to a local agent is the world's business; this is only called when
+    /// `pkt.dst != node`.
+    #[inline]
+    pub fn forward<Q: crate::engine::EventQueue>(
+        &mut self,
+        node: NodeId,
+        mut pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let link = if pkt.route != NONE {
+            let r = &self.routes[pkt.route as usize];
+            match r.get(pkt.hop as usize) {
+                Some(&l) => {
+                    pkt.hop += 1;
+                    l
+                }
+                None => NONE,
+            }
+        } else {
+            match self.fib.get(pkt.dst as usize) {
+                Some(col) if col.len() == self.nodes.len() => col[node as usize],
+                _ => self.routes_to(pkt.dst)[node as usize],
+            }
+        };
+        if link == NONE {
+            self.unroutable += 1;
+            return;
+        }
+        self.enqueue(link, pkt, sched);
+    }
+
+    /// Offers a packet to a link's output port: hooks, then the queue discipline, then
+    /// transmission if the link is idle.
+    #[inline]
+    pub fn enqueue<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        mut pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let now = sched.now();
+        let l = &mut self.links[link as usize];
+        l.stats.arrivals += 1;
+        if !l.hooks.is_empty() {
+            let info = PortInfo {
+                rate_bps: l.rate_bps,
+                queue_pkts: l.qdisc.len(),
+                queue_bytes: l.qdisc.bytes(),
+            };
+            for h in l.hooks.iter_mut() {
+                if !h.on_arrival(&mut pkt, now, &info) {
+                    l.stats.drops.record_policed(&pkt);
+                    return;
+                }
+            }
+        }
+        l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
+        let q = l.qdisc.len();
+        l.stats.queue_avg.set(now, q as f64);
+        if q > l.stats.queue_max {
+            l.stats.queue_max = q;
+        }
+        if !l.busy {
+            Self::start_tx(l, link, sched);
+        }
+    }
+
+    #[inline]
+    fn start_tx<Q: crate::engine::EventQueue>(l: &mut Link, id: LinkId, sched: &mut Scheduler<Q>) {
+        let now = sched.now();
+        match l.qdisc.dequeue(now) {
+            Dequeue::Packet(pkt) => {
+                l.stats.queue_avg.set(now, l.qdisc.len() as f64);
+                for h in l.hooks.iter_mut() {
+                    h.on_departure(&pkt, now);
+                }
+                l.stats.tx_pkts += 1;
+                l.stats.tx_bytes += pkt.size as u64;
+                l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
+                if pkt.has(marks::PCN) {
+                    l.stats.tx_bytes_pcn += pkt.size as u64;
+                }
+                let done = now + tx_time(pkt.size, l.rate_bps);
+                l.busy = true;
+                sched.at(done, Event::new(Target::Port(id), 0));
+                let arrive = done + l.delay;
+                if l.in_flight.is_empty() {
+                    sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
+                }
+                l.in_flight.push_back((arrive, pkt));
+            }
+            Dequeue::Empty => {}
+            Dequeue::Until(t) => {
+                if !l.wake_pending {
+                    l.wake_pending = true;
+                    sched.at(t, Event::new(Target::Port(id), 1));
+                }
+            }
+        }
+    }
+
+    /// Handles a port event: end of a transmission (`kind` 0) or a queue discipline's
+    /// wake-up (`kind` 1).
+    #[inline]
+    pub fn port_event<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        kind: u32,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let l = &mut self.links[link as usize];
+        if kind == 0 {
+            l.busy = false;
+        } else {
+            l.wake_pending = false;
+        }
+        if !l.busy {
+            Self::start_tx(l, link, sched);
+        }
+    }
+
+    /// Handles the arrival of the head in-flight packet at the far end of `link`; returns
+    /// the packet and the node it reached.
+    #[inline]
+    pub fn link_arrival<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        sched: &mut Scheduler<Q>,
+    ) -> (NodeId, Packet) {
+        let l = &mut self.links[link as usize];
+        let (_, pkt) = l.in_flight.pop_front().expect("arrival with nothing in flight");
+        if let Some(&(t, _)) = l.in_flight.front() {
+            sched.at(t, Event::new(Target::LinkArrival(link), 0));
+        }
+        (l.to, pkt)
+    }
+
+    /// Port information of a link (rate and current queue).
+    pub fn port_info(&self, link: LinkId) -> PortInfo {
+        let l = &self.links[link as usize];
+        PortInfo {
+            rate_bps: l.rate_bps,
+            queue_pkts: l.qdisc.len(),
+            queue_bytes: l.qdisc.bytes(),
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Queue disciplines for output ports.
+//!
+//! A [`QueueDisc`] decides what to keep and what to send next; the port (in
+//! [`crate::net`]) owns transmission. Drops are recorded in the port's [`DropLog`] by
+//! cause (overflow, early, policed, pushed out) and class.
+
+mod droptail;
+mod priority;
+
+pub use droptail::{DropTail, Limit};
+pub use priority::{Priority, TopClassLimit};
+
+use crate::net::{marks, Packet};
+use crate::time::Time;
+
+/// What a queue discipline answers when asked for a packet.
+#[derive(Debug)]
+pub enum Dequeue {
+    /// Send this packet now.
+    Packet(Packet),
+    /// Nothing to send.
+    Empty,
+    /// Something is queued but may not be sent before this time (rate limiting).
+    Until(Time),
+}
+
+/// A queue discipline on an output port.
+pub trait QueueDisc {
+    /// Offers a packet; a discipline that drops it (or pushes another out) records it.
+    fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut DropLog);
+    /// Takes the next packet to transmit.
+    fn dequeue(&mut self, now: Time) -> Dequeue;
+    /// Packets queued.
+    fn len(&self) -> usize;
+    /// True when nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes queued.
+    fn bytes(&self) -> u64;
+    /// Appends discipline-specific counters (name, value) for the run summary.
+    fn report(&self, _out: &mut Vec<(String, f64)>) {}
+    /// Gives access to the concrete type.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The queue was full.
+    Overflow,
+    /// An active queue management decision before the queue was full (RED family).
+    Early,
+    /// A policer or other port hook discarded it.
+    Policed,
+    /// Pushed out of a full queue by a higher-priority arrival.
+    PushedOut,
+}
+
+/// Per-flow drop counters, split the way the DiffServ study reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowDrops {
+    /// IN packets dropped early.
+    pub in_early: u64,
+    /// IN packets dropped by overflow.
+    pub in_overflow: u64,
+    /// OUT (and unprofiled) packets dropped, any cause.
+    pub out: u64,
+}
+
+/// Drop counters of one port.
+#[derive(Clone, Debug, Default)]
+pub struct DropLog {
+    /// All drops, packets.
+    pub pkts: u64,
+    /// All drops, bytes.
+    pub bytes: u64,
+    /// Overflow drops per class.
+    pub overflow: [u64; 8],
+    /// Early (AQM) drops per class.
+    pub early: [u64; 8],
+    /// Policed drops.
+    pub policed: u64,
+    /// Push-out drops per class (of the packet pushed out).
+    pub pushed_out: [u64; 8],
+    /// IN-profile packets dropped early.
+    pub in_early: u64,
+    /// IN-profile packets dropped by overflow.
+    pub in_overflow: u64,
+    /// Per-flow counters, kept only when [`DropLog::track_flows`] is on.
+    pub by_flow: Vec<FlowDrops>,
+    /// Whether to keep per-flow counters.
+    pub track_flows: bool,
+}
+
+impl DropLog {
+    /// Records a drop of `pkt` for `cause`.
+    pub fn record(&mut self, pkt: &Packet, cause: DropCause) {
+        let c = (pkt.class as usize).min(7);
+        self.pkts += 1;
+        self.bytes += pkt.size as u64;
+        let is_in = pkt.has(marks::IN_PROFILE);
+        match cause {
+            DropCause::Overflow => {
+                self.overflow[c] += 1;
+                if is_in {
+                    self.in_overflow += 1;
+                }
+            }
+            DropCause::Early => {
+                self.early[c] += 1;
+                if is_in {
+                    self.in_early += 1;
+                }
+            }
+            DropCause::Policed => self.policed += 1,
+            DropCause::PushedOut => self.pushed_out[c] += 1,
+        }
+        if self.track_flows {
+            let f = pkt.flow as usize;
+            if self.by_flow.len() <= f {
+                self.by_flow.resize(f + 1, FlowDrops::default());
+            }
+            let d = &mut self.by_flow[f];
+            match (is_in, cause) {
+                (true, DropCause::Early) => d.in_early += 1,
+                (true, DropCause::Overflow) | (true, DropCause::PushedOut) => d.in_overflow += 1,
+                _ => d.out += 1,
+            }
+        }
+    }
+
+    /// Records a packet discarded by a port hook.
+    pub fn record_policed(&mut self, pkt: &Packet) {
+        self.record(pkt, DropCause::Policed);
+    }
+
+    /// Overflow drops over all classes.
+    pub fn overflow_total(&self) -> u64 {
+        self.overflow.iter().sum()
+    }
+
+    /// Early drops over all classes.
+    pub fn early_total(&self) -> u64 {
+        self.early.iter().sum()
+    }
+}

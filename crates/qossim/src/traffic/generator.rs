@@ -1,0 +1,270 @@
+//! Flow-level traffic: calls arrive, are admitted or blocked, hold for a while, leave.
+
+use super::source::{PacketTemplate, Source, SourceModel};
+use crate::metrics::TimeAverage;
+use crate::rng::Rng;
+use crate::time::{secs, Time, NEVER};
+use crate::world::{Agent, Ctx};
+use serde_json::{json, Value};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// How calls arrive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrivals {
+    /// A Poisson process of `rate` calls per second.
+    Poisson {
+        /// Calls per second.
+        rate: f64,
+    },
+    /// Batches arrive as a Poisson process of `rate` batches per second, each carrying a
+    /// geometric number of calls (at least one) with the given mean.
+    Batch {
+        /// Batches per second.
+        rate: f64,
+        /// Mean calls per batch.
+        mean: f64,
+    },
+}
+
+impl Arrivals {
+    /// Mean calls per second.
+    pub fn call_rate(&self) -> f64 {
+        match *self {
+            Arrivals::Poisson { rate } => rate,
+            Arrivals::Batch { rate, mean } => rate * mean,
+        }
+    }
+}
+
+/// How long an admitted call lasts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Holding {
+    /// Exponential with this mean, seconds.
+    Exp(f64),
+    /// Exactly this long, seconds.
+    Fixed(f64),
+}
+
+impl Holding {
+    /// Mean holding time, seconds.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Holding::Exp(m) | Holding::Fixed(m) => m,
+        }
+    }
+}
+
+/// A call admission decision taken at the moment a call arrives.
+pub trait CallAdmission {
+    /// Admit a new call, given `active` calls of this generator in progress?
+    fn admit(&mut self, active: usize, ctx: &mut Ctx) -> bool;
+}
+
+/// A trunk of `0` circuits: admit while fewer than this many calls are active
+/// (M/G/c/c; its blocking is Erlang-B).
+pub struct MaxActive(pub usize);
+
+impl CallAdmission for MaxActive {
+    fn admit(&mut self, active: usize, _ctx: &mut Ctx) -> bool {
+        active < self.0
+    }
+}
+
+/// Generates calls; every admitted call becomes a [`Source`] agent sending until its
+/// holding time ends.
+pub struct FlowGenerator {
+    name: String,
+    model: SourceModel,
+    tmpl: PacketTemplate,
+    group: u32,
+    arrivals: Arrivals,
+    holding: Holding,
+    jitter: f64,
+    stop_arrivals: Time,
+    measure_from: Time,
+    admission: Option<Box<dyn CallAdmission>>,
+    rng: Rng,
+    ends: BinaryHeap<Reverse<Time>>,
+    active: TimeAverage,
+    offered: u64,
+    admitted: u64,
+    blocked: u64,
+    offered_measured: u64,
+    blocked_measured: u64,
+    measuring: bool,
+}
+
+const MEASURE: u32 = 1;
+
+impl FlowGenerator {
+    /// A generator named `name` (its random stream and its flows' streams derive from the
+    /// name) whose flows send `model` packets with header `tmpl`, counted in `group`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: &str,
+        seed: u64,
+        model: SourceModel,
+        tmpl: PacketTemplate,
+        group: u32,
+        arrivals: Arrivals,
+        holding: Holding,
+        jitter: f64,
+    ) -> Self {
+        FlowGenerator {
+            name: name.to_string(),
+            model,
+            tmpl,
+            group,
+            arrivals,
+            holding,
+            jitter,
+            stop_arrivals: NEVER,
+            measure_from: 0,
+            admission: None,
+            rng: Rng::stream(seed, name),
+            ends: BinaryHeap::new(),
+            active: TimeAverage::default(),
+            offered: 0,
+            admitted: 0,
+            blocked: 0,
+            offered_measured: 0,
+            blocked_measured: 0,
+            measuring: true,
+        }
+    }
+
+    /// Calls stop arriving at `t`.
+    pub fn stop_arrivals_at(mut self, t: Time) -> Self {
+        self.stop_arrivals = t;
+        self
+    }
+
+    /// Statistics (active calls, blocking) count from `t` on.
+    pub fn measure_from(mut self, t: Time) -> Self {
+        self.measure_from = t;
+        self
+    }
+
+    /// Decides each call with `adm`.
+    pub fn with_admission(mut self, adm: Box<dyn CallAdmission>) -> Self {
+        self.admission = Some(adm);
+        self
+    }
+
+    /// Removes calls that ended by `now`, in order, keeping the active-call average exact
+    /// (every end lies after the previous update, so updates stay monotone in time).
+    fn expire(&mut self, now: Time) {
+        while let Some(&Reverse(t)) = self.ends.peek() {
+            if t > now {
+                break;
+            }
+            self.ends.pop();
+            self.active.set(t, self.ends.len() as f64);
+        }
+    }
+
+    fn schedule_next(&mut self, ctx: &mut Ctx) {
+        let rate = match self.arrivals {
+            Arrivals::Poisson { rate } | Arrivals::Batch { rate, .. } => rate,
+        };
+        if rate <= 0.0 {
+            return;
+        }
+        let at = ctx.now() + secs(self.rng.exp(1.0 / rate)).max(1);
+        if at < self.stop_arrivals {
+            ctx.timer_at(at, 0);
+        }
+    }
+
+    /// Calls in progress now.
+    pub fn active(&self) -> usize {
+        self.ends.len()
+    }
+}
+
+impl Agent for FlowGenerator {
+    fn start(&mut self, ctx: &mut Ctx) {
+        self.measuring = self.measure_from == 0;
+        if !self.measuring {
+            ctx.timer_at(self.measure_from, MEASURE);
+        }
+        self.schedule_next(ctx);
+    }
+
+    fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.expire(now);
+        if kind == MEASURE {
+            self.measuring = true;
+            self.active.reset_at(now);
+            return;
+        }
+        let calls = match self.arrivals {
+            Arrivals::Poisson { .. } => 1,
+            Arrivals::Batch { mean, .. } => self.rng.geometric(mean),
+        };
+        for _ in 0..calls {
+            self.offered += 1;
+            let measured = self.measuring;
+            if measured {
+                self.offered_measured += 1;
+            }
+            let ok = match self.admission.as_mut() {
+                Some(a) => a.admit(self.ends.len(), ctx),
+                None => true,
+            };
+            if !ok {
+                self.blocked += 1;
+                if measured {
+                    self.blocked_measured += 1;
+                }
+                continue;
+            }
+            self.admitted += 1;
+            let hold = match self.holding {
+                Holding::Exp(m) => self.rng.exp(m),
+                Holding::Fixed(m) => m,
+            };
+            let end = now + secs(hold).max(1);
+            self.ends.push(Reverse(end));
+            self.active.set(now, self.ends.len() as f64);
+            let flow = ctx.flows.open(self.group, now);
+            let frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
+            let mut frng2 = frng.clone();
+            let model = self.model.pick(&mut frng2).clone();
+            let src = Source::new(&model, self.tmpl, flow, 0, end, self.jitter, frng2);
+            ctx.spawn(String::new(), Box::new(src));
+        }
+        self.schedule_next(ctx);
+    }
+
+    fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {
+        // Account for calls that ended since the last arrival without mutating.
+        let mut active = self.active.clone();
+        let mut ends: Vec<Time> = self.ends.iter().map(|r| r.0).filter(|&t| t <= now).collect();
+        ends.sort_unstable();
+        let mut n = self.ends.len();
+        for t in ends {
+            n -= 1;
+            active.set(t, n as f64);
+        }
+        out.push(("offered_calls".into(), json!(self.offered_measured)));
+        out.push(("blocked_calls".into(), json!(self.blocked_measured)));
+        out.push(("admitted_calls_total".into(), json!(self.admitted)));
+        out.push((
+            "blocking".into(),
+            json!(if self.offered_measured > 0 {
+                self.blocked_measured as f64 / self.offered_measured as f64
+            } else {
+                0.0
+            }),
+        ));
+        out.push(("active_mean".into(), json!(active.mean(now))));
+        out.push(("active_now".into(), json!(n)));
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}

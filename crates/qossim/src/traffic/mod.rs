@@ -1,0 +1,14 @@
+//! Traffic: packet sources, flow-level generators and sinks.
+//!
+//! A [`SourceModel`] describes how one flow sends (CBR, on-off, frame trace, a random
+//! choice among models); [`Source`] is the agent that sends a flow's packets;
+//! [`FlowGenerator`] creates flows with Poisson or batch arrivals and exponential or fixed
+//! holding times; [`Sink`] counts what arrives.
+
+mod generator;
+mod source;
+mod trace;
+
+pub use generator::{Arrivals, CallAdmission, FlowGenerator, Holding, MaxActive};
+pub use source::{PacketTemplate, Period, SizeDist, Sink, Source, SourceModel};
+pub use trace::{Frame, FrameTrace};

@@ -1,0 +1,455 @@
+//! Packet sources and the sink.
+
+use super::trace::FrameTrace;
+use crate::net::{AgentId, FlowId, NodeId, Packet, PacketKind, NONE};
+use crate::rng::Rng;
+use crate::time::{secs, Time};
+use crate::world::{Agent, Ctx};
+use std::sync::Arc;
+
+/// The length of an on or off period.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Period {
+    /// Exponential with this mean, seconds.
+    Exp(f64),
+    /// Pareto with this shape and mean (seconds).
+    Pareto {
+        /// Shape (> 1).
+        shape: f64,
+        /// Mean, seconds.
+        mean: f64,
+    },
+    /// Always this long, seconds.
+    Fixed(f64),
+}
+
+impl Period {
+    /// Mean length, seconds.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Period::Exp(m) | Period::Fixed(m) => m,
+            Period::Pareto { mean, .. } => mean,
+        }
+    }
+    /// Draws a length, seconds.
+    pub fn draw(&self, r: &mut Rng) -> f64 {
+        match *self {
+            Period::Exp(m) => r.exp(m),
+            Period::Pareto { shape, mean } => r.pareto(shape, mean),
+            Period::Fixed(m) => m,
+        }
+    }
+}
+
+/// How one flow sends.
+#[derive(Clone, Debug)]
+pub enum SourceModel {
+    /// Constant bit rate: `size`-byte packets every `interval` seconds.
+    Cbr {
+        /// Packet size, bytes.
+        size: u32,
+        /// Inter-packet time, seconds.
+        interval: f64,
+    },
+    /// On-off: CBR at `interval` while on, silent while off; starts in a random phase.
+    OnOff {
+        /// Packet size, bytes.
+        size: u32,
+        /// Inter-packet time while on, seconds.
+        interval: f64,
+        /// On periods.
+        on: Period,
+        /// Off periods.
+        off: Period,
+    },
+    /// A frame trace, each frame cut into `size`-byte packets `spacing` seconds apart,
+    /// starting at a random offset of the trace.
+    Trace {
+        /// The trace (shared by all flows).
+        trace: Arc<FrameTrace>,
+        /// Packet size, bytes.
+        size: u32,
+        /// Spacing of a frame's packets, seconds.
+        spacing: f64,
+    },
+    /// Poisson packet arrivals of `rate` packets per second with sizes drawn from `size`
+    /// (for queueing-theory validation: M/M/1 and M/D/1).
+    Poisson {
+        /// Packets per second.
+        rate: f64,
+        /// Packet sizes.
+        size: SizeDist,
+    },
+    /// Each flow picks one of these models with equal probability.
+    Mix(Vec<SourceModel>),
+}
+
+/// A packet-size distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeDist {
+    /// Always this many bytes.
+    Fixed(u32),
+    /// Geometric on {1, 2, ...} bytes with this mean: the discrete analogue of an
+    /// exponential size, so service times on a link are (to within a byte) exponential.
+    /// Its moments are exact: E[S] = m, E[S^2] = m (2m - 1).
+    Geometric(f64),
+}
+
+impl SizeDist {
+    /// Mean size, bytes.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            SizeDist::Fixed(b) => b as f64,
+            SizeDist::Geometric(m) => m,
+        }
+    }
+    /// Second moment of the size, bytes squared.
+    pub fn second_moment(&self) -> f64 {
+        match *self {
+            SizeDist::Fixed(b) => (b as f64).powi(2),
+            SizeDist::Geometric(m) => m * (2.0 * m - 1.0),
+        }
+    }
+    /// Draws a size.
+    #[inline]
+    pub fn draw(&self, r: &mut Rng) -> u32 {
+        match *self {
+            SizeDist::Fixed(b) => b,
+            SizeDist::Geometric(m) => r.geometric(m).min(u32::MAX as u64) as u32,
+        }
+    }
+}
+
+impl SourceModel {
+    /// Mean sending rate of a flow, bits per second.
+    pub fn mean_bps(&self) -> f64 {
+        match self {
+            SourceModel::Cbr { size, interval } => *size as f64 * 8.0 / interval,
+            SourceModel::OnOff {
+                size,
+                interval,
+                on,
+                off,
+            } => *size as f64 * 8.0 / interval * on.mean() / (on.mean() + off.mean()),
+            SourceModel::Trace { trace, .. } => trace.mean_bps(),
+            SourceModel::Poisson { rate, size } => rate * size.mean() * 8.0,
+            SourceModel::Mix(ms) => ms.iter().map(|m| m.mean_bps()).sum::<f64>() / ms.len() as f64,
+        }
+    }
+
+    /// The inter-packet time of the CBR portion (the unit of randomization jitter).
+    pub fn spacing(&self) -> f64 {
+        match self {
+            SourceModel::Cbr { interval, .. } | SourceModel::OnOff { interval, .. } => *interval,
+            SourceModel::Trace { spacing, .. } => *spacing,
+            SourceModel::Poisson { rate, .. } => 1.0 / rate,
+            SourceModel::Mix(ms) => ms.first().map(|m| m.spacing()).unwrap_or(0.0),
+        }
+    }
+
+    /// Resolves a mix to one concrete model for a new flow.
+    pub fn pick(&self, r: &mut Rng) -> &SourceModel {
+        match self {
+            SourceModel::Mix(ms) => ms[r.below(ms.len() as u64) as usize].pick(r),
+            m => m,
+        }
+    }
+}
+
+/// The header fields every packet of a flow shares.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketTemplate {
+    /// Ingress node.
+    pub src: NodeId,
+    /// Egress node.
+    pub dst: NodeId,
+    /// Receiving agent.
+    pub dst_agent: AgentId,
+    /// Class.
+    pub class: u8,
+    /// Initial marks.
+    pub marks: u8,
+    /// Explicit route or [`NONE`].
+    pub route: u32,
+}
+
+impl PacketTemplate {
+    /// A template for traffic from `src` to `dst_agent` at `dst`, best effort, default
+    /// routing.
+    pub fn new(src: NodeId, dst: NodeId, dst_agent: AgentId) -> Self {
+        PacketTemplate {
+            src,
+            dst,
+            dst_agent,
+            class: 0,
+            marks: 0,
+            route: NONE,
+        }
+    }
+
+    /// A packet of `size` bytes of `flow` created at `now`.
+    #[inline]
+    pub fn packet(&self, flow: FlowId, size: u32, seq: u64, now: Time) -> Packet {
+        Packet {
+            size,
+            flow,
+            src: self.src,
+            dst: self.dst,
+            dst_agent: self.dst_agent,
+            route: self.route,
+            hop: 0,
+            kind: PacketKind::Data,
+            class: self.class,
+            marks: self.marks,
+            seq,
+            ack: 0,
+            created: now,
+            echo: 0,
+            aux: [0.0; 2],
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    Cbr,
+    OnOff { on: Period, off: Period, on_until: Time },
+    Trace { trace: Arc<FrameTrace>, frame: usize, left: u32, loops: u64 },
+    Poisson { mean_gap: f64, size: SizeDist },
+}
+
+/// The agent sending one flow's packets.
+///
+/// Timers: one pending timer at a time (the next packet). Randomization jitter delays
+/// every packet by U(0, `jitter` x spacing) from its nominal time.
+pub struct Source {
+    tmpl: PacketTemplate,
+    flow: FlowId,
+    size: u32,
+    spacing: Time,
+    jitter: f64,
+    stop: Time,
+    next_nominal: Time,
+    seq: u64,
+    state: State,
+    rng: Rng,
+    start_offset: Time,
+}
+
+impl Source {
+    /// A source for `flow` following `model` (already resolved from a mix), starting after
+    /// `start_offset` and stopping at `stop`.
+    pub fn new(
+        model: &SourceModel,
+        tmpl: PacketTemplate,
+        flow: FlowId,
+        start_offset: Time,
+        stop: Time,
+        jitter: f64,
+        rng: Rng,
+    ) -> Self {
+        let (size, spacing, state) = match model {
+            SourceModel::Cbr { size, interval } => (*size, *interval, State::Cbr),
+            SourceModel::OnOff {
+                size,
+                interval,
+                on,
+                off,
+            } => (
+                *size,
+                *interval,
+                State::OnOff {
+                    on: *on,
+                    off: *off,
+                    on_until: 0,
+                },
+            ),
+            SourceModel::Trace {
+                trace,
+                size,
+                spacing,
+            } => (
+                *size,
+                *spacing,
+                State::Trace {
+                    trace: trace.clone(),
+                    frame: 0,
+                    left: 0,
+                    loops: 0,
+                },
+            ),
+            SourceModel::Poisson { rate, size } => (
+                size.mean() as u32,
+                1.0 / rate,
+                State::Poisson {
+                    mean_gap: 1.0 / rate,
+                    size: *size,
+                },
+            ),
+            SourceModel::Mix(_) => panic!("resolve a mix with SourceModel::pick first"),
+        };
+        Source {
+            tmpl,
+            flow,
+            size,
+            spacing: secs(spacing),
+            jitter,
+            stop,
+            next_nominal: 0,
+            seq: 0,
+            state,
+            rng,
+            start_offset,
+        }
+    }
+
+    /// The flow this source sends.
+    pub fn flow(&self) -> FlowId {
+        self.flow
+    }
+
+    /// Stops sending at `t` (or now, if `t` has passed).
+    pub fn set_stop(&mut self, t: Time) {
+        self.stop = t;
+    }
+
+    #[inline]
+    fn arm(&mut self, ctx: &mut Ctx) {
+        if self.next_nominal >= self.stop {
+            ctx.flows.close(self.flow, self.stop);
+            ctx.stop(ctx.me);
+            return;
+        }
+        let j = if self.jitter > 0.0 {
+            (self.rng.uniform() * self.jitter * self.spacing as f64) as Time
+        } else {
+            0
+        };
+        ctx.timer_at(self.next_nominal + j, 0);
+    }
+}
+
+impl Agent for Source {
+    fn start(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.next_nominal = now + self.start_offset;
+        match &mut self.state {
+            State::Cbr => {}
+            State::Poisson { mean_gap, .. } => {
+                self.next_nominal += secs(self.rng.exp(*mean_gap));
+            }
+            State::OnOff { on, off, on_until } => {
+                // Start in a random phase of the on-off cycle (stationary start).
+                let p_on = on.mean() / (on.mean() + off.mean());
+                if self.rng.uniform() < p_on {
+                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng));
+                } else {
+                    let off_len = secs(off.draw(&mut self.rng));
+                    self.next_nominal += off_len;
+                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng));
+                }
+            }
+            State::Trace { trace, frame, left, .. } => {
+                let n = trace.frames.len();
+                let f = self.rng.below(n as u64) as usize;
+                *frame = f;
+                *left = trace.frames[f].bytes.div_ceil(self.size);
+                // Align the next frame boundary to the trace's own timing from this offset.
+            }
+        }
+        self.arm(ctx);
+    }
+
+    #[inline]
+    fn on_timer(&mut self, _kind: u32, ctx: &mut Ctx) {
+        let now = ctx.now();
+        if now >= self.stop {
+            ctx.flows.close(self.flow, now);
+            ctx.stop(ctx.me);
+            return;
+        }
+        // Size of this packet (a trace frame's last packet carries the remainder).
+        let mut size = self.size;
+        match &self.state {
+            State::Trace { trace, frame, left, .. } => {
+                let fb = trace.frames[*frame].bytes;
+                if *left == 1 {
+                    let rem = fb - (fb.div_ceil(self.size) - 1) * self.size;
+                    size = rem.max(1);
+                }
+            }
+            State::Poisson { size: d, .. } => size = d.draw(&mut self.rng),
+            _ => {}
+        }
+        let pkt = self.tmpl.packet(self.flow, size, self.seq, now);
+        self.seq += 1;
+        ctx.flows.sent(&pkt, now);
+        ctx.send(pkt);
+        // Next nominal send time.
+        match &mut self.state {
+            State::Cbr => self.next_nominal += self.spacing,
+            State::Poisson { mean_gap, .. } => {
+                self.next_nominal += secs(self.rng.exp(*mean_gap)).max(1);
+            }
+            State::OnOff { on, off, on_until } => {
+                self.next_nominal += self.spacing;
+                if self.next_nominal >= *on_until {
+                    let off_len = secs(off.draw(&mut self.rng));
+                    self.next_nominal = *on_until + off_len;
+                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng)).max(1);
+                }
+            }
+            State::Trace {
+                trace,
+                frame,
+                left,
+                loops,
+            } => {
+                *left -= 1;
+                if *left > 0 {
+                    self.next_nominal += self.spacing;
+                } else {
+                    // Next frame at its trace time (relative to this frame's start).
+                    let n = trace.frames.len();
+                    let cur = trace.frames[*frame];
+                    let sent = cur.bytes.div_ceil(self.size) as u64 - 1;
+                    let frame_start = self.next_nominal - sent * self.spacing;
+                    *frame += 1;
+                    let gap = if *frame == n {
+                        *frame = 0;
+                        *loops += 1;
+                        trace.period - cur.t
+                    } else {
+                        trace.frames[*frame].t - cur.t
+                    };
+                    let next_start = frame_start + secs(gap);
+                    // Frames never overlap: a frame starts after the previous one's last
+                    // packet.
+                    self.next_nominal = next_start.max(self.next_nominal + self.spacing);
+                    *left = trace.frames[*frame].bytes.div_ceil(self.size);
+                }
+            }
+        }
+        self.arm(ctx);
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// Counts delivered packets in the flow table (per flow and per group, with delays).
+#[derive(Default)]
+pub struct Sink;
+
+impl Agent for Sink {
+    #[inline]
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
+        let now = ctx.now();
+        ctx.flows.delivered(&pkt, now);
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+

@@ -1,0 +1,735 @@
+//! The world: network, agents, flows, samplers and the event loop that drives them.
+//!
+//! One run is one `World` on one thread. Components live in arenas addressed by ids;
+//! events are dispatched by a `match` on their [`Target`]. Agents (sources, sinks,
+//! controllers, generators) implement [`Agent`] and act through a [`Ctx`], which gives
+//! them the clock, timers, the network (to send packets), the flow table and the other
+//! agents (to spawn, stop or call them).
+
+use crate::engine::{EventId, Event, Scheduler, Target};
+use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series, TimeAverage};
+use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, Packet, NONE};
+use crate::rng::{fnv1a64, Rng};
+use crate::time::{to_secs, Time};
+use serde_json::{json, Map, Value};
+use std::any::Any;
+use std::collections::HashMap;
+
+/// Timer kind delivered to an agent when it is started.
+pub const START: u32 = u32::MAX;
+
+/// A source, sink, controller or generator attached to the world.
+pub trait Agent: Any {
+    /// Called once when the agent starts (at the time it was added or spawned).
+    fn start(&mut self, _ctx: &mut Ctx) {}
+    /// A timer set by this agent fired; `kind` is the value it gave.
+    fn on_timer(&mut self, _kind: u32, _ctx: &mut Ctx) {}
+    /// A packet addressed to this agent arrived.
+    fn on_packet(&mut self, _pkt: Packet, _ctx: &mut Ctx) {}
+    /// A packet arrived at a node this agent taps (it is not consumed).
+    fn on_tap(&mut self, _node: NodeId, _pkt: &Packet, _ctx: &mut Ctx) {}
+    /// Appends summary entries (key relative to the agent's name, value).
+    fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
+    /// Gives access to the concrete type (for controllers that configure their peers).
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// Per-flow counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowRecord {
+    /// Group the flow is counted in.
+    pub group: u32,
+    /// Packets sent by the source.
+    pub sent_pkts: u64,
+    /// Bytes sent by the source.
+    pub sent_bytes: u64,
+    /// Packets delivered.
+    pub rx_pkts: u64,
+    /// Bytes delivered.
+    pub rx_bytes: u64,
+    /// When the flow started.
+    pub start: Time,
+    /// When it stopped sending ([`crate::time::NEVER`] while active).
+    pub stop: Time,
+}
+
+/// Per-group counters: a group is a set of flows measured together (a traffic class, an
+/// ingress-egress aggregate, all flows of a generator).
+#[derive(Clone, Debug, Default)]
+pub struct GroupStats {
+    /// Group name.
+    pub name: String,
+    /// Packets sent (all time).
+    pub sent_pkts: u64,
+    /// Bytes sent (all time).
+    pub sent_bytes: u64,
+    /// Packets delivered (all time).
+    pub rx_pkts: u64,
+    /// Bytes delivered (all time).
+    pub rx_bytes: u64,
+    /// Bytes delivered after the warm-up.
+    pub rx_bytes_measured: u64,
+    /// Packets sent after the warm-up.
+    pub sent_pkts_measured: u64,
+    /// Packets delivered after the warm-up.
+    pub rx_pkts_measured: u64,
+    /// One-way delay of packets delivered after the warm-up, picoseconds.
+    pub delay: Histogram,
+}
+
+/// The flow table and per-group statistics.
+#[derive(Default)]
+pub struct Flows {
+    /// Flow records, indexed by [`FlowId`].
+    pub recs: Vec<FlowRecord>,
+    /// Group statistics.
+    pub groups: Vec<GroupStats>,
+    warmup: Time,
+}
+
+impl Flows {
+    /// Registers a flow in `group` starting at `now`.
+    pub fn open(&mut self, group: u32, now: Time) -> FlowId {
+        self.recs.push(FlowRecord {
+            group,
+            start: now,
+            stop: crate::time::NEVER,
+            ..Default::default()
+        });
+        (self.recs.len() - 1) as FlowId
+    }
+    /// Marks a flow as stopped.
+    pub fn close(&mut self, flow: FlowId, now: Time) {
+        if let Some(r) = self.recs.get_mut(flow as usize) {
+            r.stop = r.stop.min(now);
+        }
+    }
+    /// Counts a packet sent by a flow's source.
+    #[inline]
+    pub fn sent(&mut self, pkt: &Packet, now: Time) {
+        let r = &mut self.recs[pkt.flow as usize];
+        r.sent_pkts += 1;
+        r.sent_bytes += pkt.size as u64;
+        let g = &mut self.groups[r.group as usize];
+        g.sent_pkts += 1;
+        g.sent_bytes += pkt.size as u64;
+        if now >= self.warmup {
+            g.sent_pkts_measured += 1;
+        }
+    }
+    /// Counts a packet delivered to its destination agent.
+    #[inline]
+    pub fn delivered(&mut self, pkt: &Packet, now: Time) {
+        let r = &mut self.recs[pkt.flow as usize];
+        r.rx_pkts += 1;
+        r.rx_bytes += pkt.size as u64;
+        let g = &mut self.groups[r.group as usize];
+        g.rx_pkts += 1;
+        g.rx_bytes += pkt.size as u64;
+        if now >= self.warmup {
+            g.rx_bytes_measured += pkt.size as u64;
+            g.rx_pkts_measured += 1;
+            g.delay.record(now - pkt.created);
+        }
+    }
+    /// Adds a group and returns its id.
+    pub fn add_group(&mut self, name: &str) -> u32 {
+        self.groups.push(GroupStats {
+            name: name.to_string(),
+            ..Default::default()
+        });
+        (self.groups.len() - 1) as u32
+    }
+    /// Looks a group up by name.
+    pub fn group_id(&self, name: &str) -> Option<u32> {
+        self.groups
+            .iter()
+            .position(|g| g.name == name)
+            .map(|i| i as u32)
+    }
+}
+
+/// The agent arena.
+#[derive(Default)]
+pub struct Agents {
+    slots: Vec<Option<Box<dyn Agent>>>,
+    names: Vec<String>,
+}
+
+impl Agents {
+    /// Number of agents ever added.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+    /// True when no agent was ever added.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+    /// The name an agent was given.
+    pub fn name(&self, id: AgentId) -> &str {
+        &self.names[id as usize]
+    }
+    /// Typed access to an agent (None if it was stopped, is running right now, or has
+    /// another type).
+    pub fn get_mut<T: Agent>(&mut self, id: AgentId) -> Option<&mut T> {
+        self.slots
+            .get_mut(id as usize)?
+            .as_mut()?
+            .as_any_mut()
+            .downcast_mut::<T>()
+    }
+    /// True if the agent exists and has not been stopped.
+    pub fn alive(&self, id: AgentId) -> bool {
+        matches!(self.slots.get(id as usize), Some(Some(_)))
+    }
+}
+
+/// Agent-written series, registered by name.
+#[derive(Default)]
+pub struct Recorder {
+    series: Vec<Series>,
+    index: HashMap<String, usize>,
+}
+
+impl Recorder {
+    /// The id of the series called `name`, creating it if needed.
+    pub fn id(&mut self, name: &str, unit: &'static str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.series.push(Series {
+            name: name.to_string(),
+            unit,
+            ..Default::default()
+        });
+        self.index.insert(name.to_string(), self.series.len() - 1);
+        self.series.len() - 1
+    }
+    /// Appends a sample.
+    pub fn push(&mut self, id: usize, now: Time, v: f64) {
+        let s = &mut self.series[id];
+        s.t.push(to_secs(now));
+        s.v.push(v);
+    }
+}
+
+/// What an agent can do while handling an event.
+pub struct Ctx<'a> {
+    /// The agent being called.
+    pub me: AgentId,
+    /// Clock and pending events.
+    pub sched: &'a mut Scheduler,
+    /// The network.
+    pub net: &'a mut Network,
+    /// Flow table and group statistics.
+    pub flows: &'a mut Flows,
+    /// Agent-written time series.
+    pub rec: &'a mut Recorder,
+    agents: &'a mut Agents,
+    seed: u64,
+    retire_me: bool,
+}
+
+impl<'a> Ctx<'a> {
+    /// The current time.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.sched.now()
+    }
+    /// The run seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// The random stream of the component called `name` (derived from the run seed).
+    pub fn rng(&self, name: &str) -> Rng {
+        Rng::stream(self.seed, name)
+    }
+    /// Sends a packet into the network at its source node `pkt.src`.
+    #[inline]
+    pub fn send(&mut self, pkt: Packet) {
+        self.net.forward(pkt.src, pkt, self.sched);
+    }
+    /// Sets a timer for this agent after `delay`.
+    #[inline]
+    pub fn timer(&mut self, delay: Time, kind: u32) -> EventId {
+        self.sched
+            .after(delay, Event::new(Target::Agent(self.me), kind))
+    }
+    /// Sets a timer for this agent at absolute time `at`.
+    #[inline]
+    pub fn timer_at(&mut self, at: Time, kind: u32) -> EventId {
+        self.sched.at(at, Event::new(Target::Agent(self.me), kind))
+    }
+    /// Sets a timer for another agent.
+    pub fn timer_for(&mut self, agent: AgentId, at: Time, kind: u32) -> EventId {
+        self.sched.at(at, Event::new(Target::Agent(agent), kind))
+    }
+    /// Cancels a timer.
+    pub fn cancel(&mut self, id: EventId) {
+        self.sched.cancel(id);
+    }
+    /// Adds a new agent; its `start` runs at the current time, after this handler.
+    pub fn spawn(&mut self, name: String, agent: Box<dyn Agent>) -> AgentId {
+        let id = push_agent(self.agents, name, agent);
+        self.sched.at(self.sched.now(), Event::new(Target::Agent(id), START));
+        id
+    }
+    /// Stops an agent: it receives nothing more and its pending timers are ignored.
+    pub fn stop(&mut self, id: AgentId) {
+        if id == self.me {
+            self.retire_me = true;
+        } else if let Some(s) = self.agents.slots.get_mut(id as usize) {
+            *s = None;
+        }
+    }
+    /// The agent arena (typed access to other agents).
+    pub fn agents(&mut self) -> &mut Agents {
+        self.agents
+    }
+    /// Calls another agent synchronously with its own context. Returns `None` if it does
+    /// not exist, was stopped, or is the caller.
+    pub fn call<R>(
+        &mut self,
+        id: AgentId,
+        f: impl FnOnce(&mut dyn Agent, &mut Ctx) -> R,
+    ) -> Option<R> {
+        let mut a = self.agents.slots.get_mut(id as usize)?.take()?;
+        let mut sub = Ctx {
+            me: id,
+            sched: &mut *self.sched,
+            net: &mut *self.net,
+            flows: &mut *self.flows,
+            rec: &mut *self.rec,
+            agents: &mut *self.agents,
+            seed: self.seed,
+            retire_me: false,
+        };
+        let r = f(a.as_mut(), &mut sub);
+        if !sub.retire_me {
+            self.agents.slots[id as usize] = Some(a);
+        }
+        Some(r)
+    }
+}
+
+fn push_agent(agents: &mut Agents, name: String, agent: Box<dyn Agent>) -> AgentId {
+    agents.slots.push(Some(agent));
+    agents.names.push(name);
+    (agents.slots.len() - 1) as AgentId
+}
+
+type Action = Box<dyn FnMut(&mut World)>;
+
+/// A simulation run: everything that exists and the loop that drives it.
+pub struct World {
+    /// Clock and pending events.
+    pub sched: Scheduler,
+    /// The network.
+    pub net: Network,
+    /// Flows and groups.
+    pub flows: Flows,
+    /// Agents.
+    pub agents: Agents,
+    /// Agent-written series.
+    pub rec: Recorder,
+    samplers: Vec<Sampler>,
+    actions: Vec<Option<Action>>,
+    seed: u64,
+    warmup: Time,
+    trace: Option<u64>,
+    link_tx_at_warmup: Vec<(u64, [u64; 8], u64)>,
+}
+
+impl World {
+    /// An empty world for a run with seed `seed`.
+    pub fn new(seed: u64) -> Self {
+        World {
+            sched: Scheduler::default(),
+            net: Network::new(),
+            flows: Flows::default(),
+            agents: Agents::default(),
+            rec: Recorder::default(),
+            samplers: Vec::new(),
+            actions: Vec::new(),
+            seed,
+            warmup: 0,
+            trace: None,
+            link_tx_at_warmup: Vec::new(),
+        }
+    }
+
+    /// The run seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The random stream of the component called `name`.
+    pub fn rng(&self, name: &str) -> Rng {
+        Rng::stream(self.seed, name)
+    }
+
+    /// Keeps a running hash of every executed event (time, target, kind), for
+    /// determinism checks. Off by default.
+    pub fn enable_trace_hash(&mut self) {
+        self.trace = Some(0xcbf2_9ce4_8422_2325);
+    }
+
+    /// The event-trace hash, if enabled.
+    pub fn trace_hash(&self) -> Option<u64> {
+        self.trace
+    }
+
+    /// Sets the warm-up: statistics before this time are discarded from the summary.
+    pub fn set_warmup(&mut self, t: Time) {
+        self.warmup = t;
+        self.flows.warmup = t;
+        let id = self.actions.len() as u32;
+        self.actions.push(Some(Box::new(|w: &mut World| w.end_warmup())));
+        self.sched.at(t, Event::new(Target::Action(id), 0));
+    }
+
+    fn end_warmup(&mut self) {
+        let now = self.sched.now();
+        self.link_tx_at_warmup = self
+            .net
+            .links
+            .iter_mut()
+            .map(|l| {
+                l.stats.queue_avg.reset_at(now);
+                (
+                    l.stats.tx_bytes,
+                    l.stats.tx_bytes_by_class,
+                    l.stats.tx_bytes_pcn,
+                )
+            })
+            .collect();
+    }
+
+    /// Adds an agent; it starts at time 0 (or now, if the run is under way).
+    pub fn add_agent(&mut self, name: &str, agent: Box<dyn Agent>) -> AgentId {
+        let id = push_agent(&mut self.agents, name.to_string(), agent);
+        self.sched
+            .at(self.sched.now(), Event::new(Target::Agent(id), START));
+        id
+    }
+
+    /// Makes agent `agent` see every packet arriving at `node` from a link.
+    pub fn tap(&mut self, node: NodeId, agent: AgentId) {
+        self.net.nodes[node as usize].taps.push(agent);
+    }
+
+    /// Schedules a world-level action at time `at` (a failure, a rate change).
+    pub fn schedule_action(&mut self, at: Time, action: impl FnMut(&mut World) + 'static) {
+        let id = self.actions.len() as u32;
+        self.actions.push(Some(Box::new(action)));
+        self.sched.at(at, Event::new(Target::Action(id), 0));
+    }
+
+    /// Adds a periodic sampler writing the series `name`; the first sample is taken one
+    /// interval after time 0.
+    pub fn add_sampler(&mut self, name: &str, probe: Probe, interval: Time) -> usize {
+        let unit = match probe {
+            Probe::QueueLength { .. } => "packets",
+            _ => "bit/s",
+        };
+        self.samplers.push(Sampler {
+            probe,
+            interval,
+            last: 0,
+            series: Series {
+                name: name.to_string(),
+                unit,
+                ..Default::default()
+            },
+        });
+        let id = self.samplers.len() - 1;
+        self.sched
+            .at(interval, Event::new(Target::Sampler(id as u32), 0));
+        id
+    }
+
+    /// The series written by sampler `id` so far.
+    pub fn sampler_series(&self, id: usize) -> &Series {
+        &self.samplers[id].series
+    }
+
+    fn sample(&mut self, id: usize) {
+        let now = self.sched.now();
+        let s = &mut self.samplers[id];
+        let secs = to_secs(s.interval);
+        let v = match s.probe {
+            Probe::LinkThroughput {
+                link,
+                class,
+                pcn_only,
+            } => {
+                let st = &self.net.links[link as usize].stats;
+                let c = if pcn_only {
+                    st.tx_bytes_pcn
+                } else if let Some(cl) = class {
+                    st.tx_bytes_by_class[(cl as usize).min(7)]
+                } else {
+                    st.tx_bytes
+                };
+                let d = c - s.last;
+                s.last = c;
+                d as f64 * 8.0 / secs
+            }
+            Probe::QueueLength { link } => self.net.links[link as usize].qdisc.len() as f64,
+            Probe::GroupThroughput { group } => {
+                let c = self.flows.groups[group as usize].rx_bytes;
+                let d = c - s.last;
+                s.last = c;
+                d as f64 * 8.0 / secs
+            }
+            Probe::FlowThroughput { flow } => {
+                let c = self.flows.recs[flow as usize].rx_bytes;
+                let d = c - s.last;
+                s.last = c;
+                d as f64 * 8.0 / secs
+            }
+        };
+        s.series.t.push(to_secs(now));
+        s.series.v.push(v);
+        let next = now + s.interval;
+        self.sched
+            .at(next, Event::new(Target::Sampler(id as u32), 0));
+    }
+
+    #[inline]
+    fn with_agent(&mut self, id: AgentId, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
+        let Some(slot) = self.agents.slots.get_mut(id as usize) else {
+            return;
+        };
+        let Some(mut a) = slot.take() else {
+            return;
+        };
+        let mut ctx = Ctx {
+            me: id,
+            sched: &mut self.sched,
+            net: &mut self.net,
+            flows: &mut self.flows,
+            rec: &mut self.rec,
+            agents: &mut self.agents,
+            seed: self.seed,
+            retire_me: false,
+        };
+        f(a.as_mut(), &mut ctx);
+        if !ctx.retire_me {
+            self.agents.slots[id as usize] = Some(a);
+        }
+    }
+
+    /// Runs one event. Returns false when nothing is pending.
+    #[inline]
+    pub fn step(&mut self) -> bool {
+        let Some(e) = self.sched.next() else {
+            return false;
+        };
+        self.dispatch(e.time, e.event);
+        true
+    }
+
+    #[inline]
+    fn dispatch(&mut self, time: Time, ev: Event) {
+        if let Some(h) = self.trace.as_mut() {
+            let (tag, id) = match ev.target {
+                Target::Port(i) => (1u64, i),
+                Target::LinkArrival(i) => (2, i),
+                Target::Agent(i) => (3, i),
+                Target::Sampler(i) => (4, i),
+                Target::Action(i) => (5, i),
+            };
+            let mut b = [0u8; 24];
+            b[..8].copy_from_slice(&time.to_le_bytes());
+            b[8..16].copy_from_slice(&(tag << 32 | id as u64).to_le_bytes());
+            b[16..].copy_from_slice(&(ev.kind as u64).to_le_bytes());
+            *h = fnv1a64(&b) ^ h.rotate_left(5);
+        }
+        match ev.target {
+            Target::Port(l) => self.net.port_event(l, ev.kind, &mut self.sched),
+            Target::LinkArrival(l) => {
+                let (node, pkt) = self.net.link_arrival(l, &mut self.sched);
+                self.arrive(node, pkt);
+            }
+            Target::Agent(a) => {
+                let kind = ev.kind;
+                self.with_agent(a, |ag, ctx| {
+                    if kind == START {
+                        ag.start(ctx)
+                    } else {
+                        ag.on_timer(kind, ctx)
+                    }
+                });
+            }
+            Target::Sampler(s) => self.sample(s as usize),
+            Target::Action(i) => {
+                if let Some(mut act) = self.actions[i as usize].take() {
+                    act(self);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn arrive(&mut self, node: NodeId, pkt: Packet) {
+        let ntaps = self.net.nodes[node as usize].taps.len();
+        for i in 0..ntaps {
+            let a = self.net.nodes[node as usize].taps[i];
+            self.with_agent(a, |ag, ctx| ag.on_tap(node, &pkt, ctx));
+        }
+        if pkt.dst == node {
+            if pkt.dst_agent != NONE {
+                self.with_agent(pkt.dst_agent, |ag, ctx| ag.on_packet(pkt, ctx));
+            }
+        } else {
+            self.net.forward(node, pkt, &mut self.sched);
+        }
+    }
+
+    /// Runs until simulated time `end` (events at exactly `end` are executed).
+    pub fn run_until(&mut self, end: Time) {
+        self.run_with_progress(end, &mut |_| true);
+    }
+
+    /// Runs until `end`, calling `progress(fraction done)` about every 2^16 events; the
+    /// run stops early if `progress` returns false. Returns true if it reached `end`.
+    pub fn run_with_progress(&mut self, end: Time, progress: &mut dyn FnMut(f64) -> bool) -> bool {
+        let start = self.sched.now();
+        let span = (end.saturating_sub(start)).max(1) as f64;
+        let mut n: u32 = 0;
+        while let Some(e) = self.sched.next_until(end) {
+            self.dispatch(e.time, e.event);
+            n = n.wrapping_add(1);
+            if n & 0xffff == 0 {
+                let f = (self.sched.now() - start) as f64 / span;
+                if !progress(f) {
+                    return false;
+                }
+            }
+        }
+        self.sched.advance_to(end);
+        progress(1.0);
+        true
+    }
+
+    /// Runs until `cond` is false or nothing is pending (checking before each event).
+    pub fn run_while(&mut self, mut cond: impl FnMut(&World) -> bool) {
+        while cond(self) && self.step() {}
+    }
+
+    /// Runs until no event is pending.
+    pub fn run_to_empty(&mut self) {
+        while self.step() {}
+    }
+
+    /// The summary of the run so far: flat keys (`link.NAME.x`, `group.NAME.x`,
+    /// `series.NAME.mean`, `agent.NAME.x`) mapped to numbers.
+    pub fn summary(&self) -> Map<String, Value> {
+        let now = self.sched.now();
+        let measured = to_secs(now.saturating_sub(self.warmup)).max(1e-12);
+        let mut m = Map::new();
+        m.insert("sim_time_s".into(), json!(to_secs(now)));
+        m.insert("warmup_s".into(), json!(to_secs(self.warmup)));
+        m.insert("events".into(), json!(self.sched.processed()));
+        m.insert("unroutable_pkts".into(), json!(self.net.unroutable));
+        for (i, l) in self.net.links.iter().enumerate() {
+            let base = self
+                .link_tx_at_warmup
+                .get(i)
+                .copied()
+                .unwrap_or((0, [0; 8], 0));
+            let p = format!("link.{}.", l.name);
+            let st = &l.stats;
+            let bytes = st.tx_bytes - base.0;
+            m.insert(p.clone() + "tx_pkts", json!(st.tx_pkts));
+            m.insert(p.clone() + "throughput_bps", json!(bytes as f64 * 8.0 / measured));
+            m.insert(
+                p.clone() + "utilization",
+                json!(bytes as f64 * 8.0 / measured / l.rate_bps as f64),
+            );
+            m.insert(
+                p.clone() + "pcn_throughput_bps",
+                json!((st.tx_bytes_pcn - base.2) as f64 * 8.0 / measured),
+            );
+            m.insert(p.clone() + "drops", json!(st.drops.pkts));
+            m.insert(p.clone() + "drops_overflow", json!(st.drops.overflow_total()));
+            m.insert(p.clone() + "drops_early", json!(st.drops.early_total()));
+            m.insert(p.clone() + "drops_policed", json!(st.drops.policed));
+            m.insert(p.clone() + "queue_mean_pkts", json!(st.queue_avg.mean(now)));
+            m.insert(p.clone() + "queue_max_pkts", json!(st.queue_max));
+            let mut extra = Vec::new();
+            l.qdisc.report(&mut extra);
+            for h in &l.hooks {
+                h.report(&mut extra);
+            }
+            for (k, v) in extra {
+                m.insert(p.clone() + &k, json!(v));
+            }
+        }
+        for g in &self.flows.groups {
+            let p = format!("group.{}.", g.name);
+            m.insert(p.clone() + "sent_pkts", json!(g.sent_pkts));
+            m.insert(p.clone() + "rx_pkts", json!(g.rx_pkts));
+            m.insert(
+                p.clone() + "throughput_bps",
+                json!(g.rx_bytes_measured as f64 * 8.0 / measured),
+            );
+            if g.delay.count() > 0 {
+                m.insert(p.clone() + "delay_mean_s", json!(g.delay.mean() / 1e12));
+                for (q, k) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
+                    m.insert(
+                        format!("{p}delay_{k}_s"),
+                        json!(g.delay.quantile(q) as f64 / 1e12),
+                    );
+                }
+                m.insert(p.clone() + "delay_max_s", json!(g.delay.max() as f64 / 1e12));
+            }
+        }
+        let warm = to_secs(self.warmup);
+        for s in self.samplers.iter().map(|s| &s.series).chain(self.rec.series.iter()) {
+            let vals: Vec<f64> = s
+                .t
+                .iter()
+                .zip(&s.v)
+                .filter(|(t, _)| **t > warm)
+                .map(|(_, v)| *v)
+                .collect();
+            if vals.is_empty() {
+                continue;
+            }
+            let e = batch_means(&vals, 10);
+            let p = format!("series.{}.", s.name);
+            m.insert(p.clone() + "mean", json!(e.mean));
+            m.insert(p.clone() + "ci_half_width", json!(e.half_width));
+            m.insert(p.clone() + "samples", json!(vals.len()));
+        }
+        for (i, slot) in self.agents.slots.iter().enumerate() {
+            if let Some(a) = slot {
+                let mut out = Vec::new();
+                a.report(now, &mut out);
+                for (k, v) in out {
+                    m.insert(format!("agent.{}.{}", self.agents.names[i], k), v);
+                }
+            }
+        }
+        m
+    }
+
+    /// All series written so far (samplers first, then agent-written ones).
+    pub fn series(&self) -> Vec<&Series> {
+        self.samplers
+            .iter()
+            .map(|s| &s.series)
+            .chain(self.rec.series.iter())
+            .collect()
+    }
+
+    /// The link with the given name.
+    pub fn link(&self, name: &str) -> Option<LinkId> {
+        self.net.link_id(name)
+    }
+}
+
+/// Time-weighted count helper re-exported for agents.
+pub type Gauge = TimeAverage;

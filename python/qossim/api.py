@@ -1,0 +1,138 @@
+"""The Python API for single runs: :func:`run`, :func:`run_text`, :func:`validate`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Union
+
+from qossim import _engine, _toml
+from qossim.errors import QossimError, ScenarioError
+from qossim.params import OverridesLike, normalize_overrides, run_key
+from qossim.progress import ProgressArg, run_progress
+from qossim.results import Result, build_manifest
+
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+DICT_FILENAME = "<dict>"
+TEXT_FILENAME = "<text>"
+
+
+def scenario_source(scenario: ScenarioLike) -> tuple[str, str]:
+    """Return ``(text, filename)`` for a scenario path or dictionary.
+
+    A ``str`` or :class:`os.PathLike` is a path to a TOML file (read here; an
+    unreadable file raises :class:`qossim.errors.QossimError` naming it); a
+    mapping is serialised to TOML and named ``<dict>``.
+    """
+    if isinstance(scenario, Mapping):
+        try:
+            return _toml.dumps(scenario), DICT_FILENAME
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(f"{DICT_FILENAME}:0: <dict>: cannot write as TOML: {exc}") from None
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        try:
+            return path.read_text(encoding="utf-8"), os.fspath(scenario)
+        except UnicodeDecodeError:
+            raise QossimError(f"{os.fspath(scenario)}: cannot read: not UTF-8 text") from None
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise QossimError(f"{os.fspath(scenario)}: cannot read: {reason}") from None
+    raise TypeError(
+        "scenario must be a path to a TOML file or a dict; use qossim.run_text() for TOML text"
+    )
+
+
+def run(
+    scenario: ScenarioLike,
+    seed: int | None = None,
+    set: OverridesLike = None,  # noqa: A002 - the documented keyword
+    progress: ProgressArg = None,
+) -> Result:
+    """Run one scenario and return its :class:`~qossim.results.Result`.
+
+    Parameters
+    ----------
+    scenario:
+        Path to a scenario TOML file, or a dict with the same structure.
+    seed:
+        Run seed; ``None`` lets the engine choose (the seed used is in the
+        manifest).
+    set:
+        Overrides: ``{"key.path": value}``, ``["key.path=value", ...]`` or
+        ``[("key.path", value), ...]``.
+    progress:
+        ``True`` for a progress bar on a terminal, a callable receiving the
+        fraction of simulated time done, or ``None``.
+
+    Raises :class:`qossim.errors.ScenarioError` (with one diagnostic per
+    problem) when the scenario or the overrides are invalid.
+    """
+    text, filename = scenario_source(scenario)
+    return run_text(text, seed=seed, set=set, progress=progress, filename=filename)
+
+
+def run_text(
+    text: str,
+    seed: int | None = None,
+    set: OverridesLike = None,  # noqa: A002 - the documented keyword
+    progress: ProgressArg = None,
+    *,
+    filename: str = TEXT_FILENAME,
+) -> Result:
+    """Run a scenario given as TOML text; see :func:`run` for the parameters.
+
+    ``filename`` is the name diagnostics use for the text.
+    """
+    overrides = normalize_overrides(set)
+    with run_progress(progress, desc=Path(filename).stem or "run") as callback:
+        raw = _engine.run_raw(text, filename, seed, overrides, callback)
+    return result_from_raw(raw, text, filename, overrides, params=None)
+
+
+def validate(scenario: ScenarioLike, set: OverridesLike = None) -> list[str]:  # noqa: A002
+    """Validate a scenario path or dict with overrides; return its diagnostics.
+
+    An empty list means the scenario is valid. Each diagnostic is formatted
+    ``FILE:LINE: key.path: reason``.
+    """
+    text, filename = scenario_source(scenario)
+    return validate_text(text, set=set, filename=filename)
+
+
+def validate_text(
+    text: str,
+    set: OverridesLike = None,  # noqa: A002 - the documented keyword
+    *,
+    filename: str = TEXT_FILENAME,
+) -> list[str]:
+    """Validate a scenario given as TOML text; return its diagnostics."""
+    return _engine.validate(text, filename, normalize_overrides(set))
+
+
+def result_from_raw(
+    raw: Mapping[str, Any],
+    text: str,
+    filename: str,
+    overrides: list[tuple[str, str]],
+    params: Mapping[str, Any] | None,
+) -> Result:
+    """Wrap the engine's raw result dictionary into a :class:`Result`."""
+    version = _engine.core_version()
+    seed = raw.get("seed")
+    manifest = build_manifest(
+        raw,
+        scenario_file=filename,
+        overrides=overrides,
+        params=params if params is not None else dict(overrides),
+        version=version,
+        run_key=run_key(text, overrides, seed, version),
+    )
+    return Result(
+        raw.get("summary", {}),
+        manifest,
+        raw.get("series", {}),
+        scenario_text=text,
+    )

@@ -1,0 +1,471 @@
+"""Run directories on disk and the :class:`Result` object.
+
+A run directory holds::
+
+    manifest.json        what ran: versions, git commit, scenario hash, seed,
+                         overrides, wall time, events processed, simulated time
+    summary.json         the run's summary metrics
+    scenario.toml        the scenario text as given (before overrides)
+    series/NAME.parquet  one Parquet file per time series
+
+Directories are written atomically: everything goes into a temporary
+directory ``DIR.tmp-<random>`` beside the target, every file and directory is
+fsynced, then the temporary directory is renamed to ``DIR``. ``manifest.json``
+is written last, and a directory without it (or whose name contains
+``.tmp-``) is never taken for a result, so a crash at any moment leaves either
+a complete result or none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import functools
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+from qossim.errors import ResultError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+SCENARIO = "scenario.toml"
+SERIES_DIR = "series"
+TMP_MARK = ".tmp-"
+FORMAT = "qossim-run/1"
+
+_SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+# ----------------------------------------------------------------------------
+# atomic directories
+# ----------------------------------------------------------------------------
+
+
+def is_temp_dir(path: str | os.PathLike[str]) -> bool:
+    """Tell whether a path is a temporary directory of an atomic write."""
+    return TMP_MARK in Path(path).name
+
+
+def is_result_dir(path: str | os.PathLike[str]) -> bool:
+    """Tell whether ``path`` is a complete run directory (has ``manifest.json``)."""
+    path = Path(path)
+    return not is_temp_dir(path) and (path / MANIFEST).is_file()
+
+
+def clean_stale_temps(parent: str | os.PathLike[str]) -> list[Path]:
+    """Remove leftover temporary directories of atomic writes under ``parent``.
+
+    Only call this while no other writer can be active in ``parent`` (for
+    campaigns, the campaign lock guarantees it). Returns the removed paths.
+    """
+    parent = Path(parent)
+    removed: list[Path] = []
+    if not parent.is_dir():
+        return removed
+    for entry in parent.iterdir():
+        if is_temp_dir(entry) and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _fsync_path(path: Path, directory: bool) -> None:
+    flags = os.O_RDONLY
+    if directory:
+        if os.name == "nt":  # directories cannot be opened for fsync on Windows
+            return
+        flags |= getattr(os, "O_DIRECTORY", 0)
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(root: str | os.PathLike[str]) -> None:
+    """Flush every file and directory under ``root`` (and ``root``) to disk."""
+    root = Path(root)
+    for dirpath, _dirnames, filenames in os.walk(root, topdown=False):
+        for name in filenames:
+            _fsync_path(Path(dirpath) / name, directory=False)
+        _fsync_path(Path(dirpath), directory=True)
+
+
+def _make_temp_dir(target: Path) -> Path:
+    for _ in range(100):
+        candidate = target.with_name(f"{target.name}{TMP_MARK}{secrets.token_hex(6)}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"{target}: cannot create a temporary directory beside it")
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | os.PathLike[str], *, replace: bool = False) -> Iterator[Path]:
+    """Build a directory atomically.
+
+    Yields a temporary directory ``TARGET.tmp-<random>`` beside ``target``;
+    when the block ends without error its content is fsynced and it is renamed
+    to ``target``. On error the temporary directory is removed and nothing
+    appears at ``target``.
+
+    If ``target`` already exists, :class:`FileExistsError` is raised (and the
+    new content discarded) unless ``replace`` is true, in which case the old
+    directory is swapped out and removed after the new one is in place.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _make_temp_dir(target)
+    try:
+        yield tmp
+        fsync_tree(tmp)
+        _commit(tmp, target, replace)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    with contextlib.suppress(OSError):
+        _fsync_path(target.parent, directory=True)
+
+
+def _commit(tmp: Path, target: Path, replace: bool) -> None:
+    if os.path.lexists(target):
+        if not replace:
+            raise FileExistsError(f"{target}: already exists")
+        old = target.with_name(f"{target.name}{TMP_MARK}old-{secrets.token_hex(6)}")
+        os.rename(target, old)
+        try:
+            os.rename(tmp, target)
+        except BaseException:
+            os.rename(old, target)
+            raise
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink()
+        return
+    try:
+        os.rename(tmp, target)
+    except OSError as exc:
+        if os.path.lexists(target):
+            raise FileExistsError(f"{target}: already exists") from exc
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write a file atomically (temporary file, fsync, rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}{TMP_MARK}{secrets.token_hex(6)}")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write a UTF-8 text file atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+# ----------------------------------------------------------------------------
+# provenance
+# ----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> str | None:
+    """Return the git commit of the source tree this package runs from, if any.
+
+    Only a package imported from a source checkout (``ROOT/python/qossim`` with
+    ``ROOT/.git``) has a commit; an installed package returns ``None``.
+    """
+    package = Path(__file__).resolve().parent
+    root = package.parent.parent
+    if package.parent.name != "python" or not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and _SHA_RE.match(sha) else None
+
+
+def build_manifest(
+    raw: Mapping[str, Any],
+    *,
+    scenario_file: str,
+    overrides: list[tuple[str, str]],
+    params: Mapping[str, Any] | None,
+    version: str,
+    run_key: str,
+) -> dict[str, Any]:
+    """Assemble a run manifest from the engine's raw result and the run inputs."""
+    return {
+        "format": FORMAT,
+        "qossim_version": version,
+        "git_commit": git_commit(),
+        "run_key": run_key,
+        "scenario_file": scenario_file,
+        "scenario_hash": str(raw.get("scenario_hash", "")),
+        "seed": raw.get("seed"),
+        "overrides": [[key, value] for key, value in overrides],
+        "params": dict(params or {}),
+        "wall_s": raw.get("wall_s"),
+        "events": raw.get("events"),
+        "sim_time_s": raw.get("sim_time_s"),
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+    }
+
+
+# ----------------------------------------------------------------------------
+# writing and reading run directories
+# ----------------------------------------------------------------------------
+
+
+def series_file_name(name: str) -> str:
+    """Return the file name (inside ``series/``) that stores a time series."""
+    return quote(name, safe="") + ".parquet"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=False, default=_json_default)
+        handle.write("\n")
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _write_series(path: Path, columns: Mapping[str, Any]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if hasattr(columns, "to_dict") and hasattr(columns, "columns"):  # a DataFrame
+        table = pa.Table.from_pandas(columns, preserve_index=False)
+    else:
+        table = pa.table({str(name): pa.array(list(values)) for name, values in columns.items()})
+    pq.write_table(table, path)
+
+
+def write_run_dir(
+    target: str | os.PathLike[str],
+    *,
+    manifest: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    series: Mapping[str, Any],
+    scenario_text: str | None = None,
+    replace: bool = False,
+) -> Path:
+    """Write a complete run directory atomically and return its path.
+
+    ``series`` maps names to column dictionaries (or DataFrames). Raises
+    :class:`FileExistsError` if ``target`` exists and ``replace`` is false.
+    """
+    target = Path(target)
+    manifest = dict(manifest)
+    with atomic_dir(target, replace=replace) as tmp:
+        files: dict[str, str] = {}
+        if series:
+            (tmp / SERIES_DIR).mkdir()
+        for name, columns in series.items():
+            rel = f"{SERIES_DIR}/{series_file_name(name)}"
+            _write_series(tmp / rel, columns)
+            files[name] = rel
+        manifest["series"] = files
+        if scenario_text is not None:
+            (tmp / SCENARIO).write_text(scenario_text, encoding="utf-8")
+        _write_json(tmp / SUMMARY, dict(summary))
+        _write_json(tmp / MANIFEST, manifest)
+    return target
+
+
+def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read the manifest of a run directory (raises ResultError if incomplete)."""
+    path = Path(path)
+    if not is_result_dir(path):
+        raise ResultError(f"{path}: not a qossim run directory (no {MANIFEST})")
+    try:
+        with open(path / MANIFEST, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise ResultError(f"{path / MANIFEST}: unreadable: {exc}") from None
+
+
+def read_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read the summary of a run directory."""
+    path = Path(path)
+    try:
+        with open(path / SUMMARY, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise ResultError(f"{path / SUMMARY}: unreadable: {exc}") from None
+
+
+# ----------------------------------------------------------------------------
+# Result
+# ----------------------------------------------------------------------------
+
+
+class Result:
+    """The outcome of one run: summary, time series and manifest.
+
+    Results come from :func:`qossim.run` (in memory) or
+    :meth:`Result.load` (from a run directory, time series read lazily).
+    """
+
+    def __init__(
+        self,
+        summary: Mapping[str, Any],
+        manifest: Mapping[str, Any],
+        series: Mapping[str, Any] | None = None,
+        *,
+        scenario_text: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._summary = dict(summary)
+        self._manifest = dict(manifest)
+        self._series: dict[str, Any] = dict(series or {})
+        self._files: dict[str, str] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._scenario_text = scenario_text
+        self._path = Path(path) if path is not None else None
+
+    # -- properties --------------------------------------------------------
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Summary metrics of the run (name to number, string or nested dict)."""
+        return self._summary
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """Provenance of the run (versions, seed, scenario hash, overrides, ...)."""
+        return self._manifest
+
+    @property
+    def series_names(self) -> list[str]:
+        """Names of the time series recorded by the run."""
+        return list(self._series) if self._series else list(self._files)
+
+    @property
+    def path(self) -> Path | None:
+        """Run directory this result was loaded from or last saved to, if any."""
+        return self._path
+
+    @property
+    def seed(self) -> int | None:
+        """Seed the run used."""
+        return self._manifest.get("seed")
+
+    @property
+    def scenario_text(self) -> str | None:
+        """The scenario text as given to the engine (before overrides)."""
+        if self._scenario_text is None and self._path is not None:
+            file = self._path / SCENARIO
+            if file.is_file():
+                self._scenario_text = file.read_text(encoding="utf-8")
+        return self._scenario_text
+
+    # -- time series -------------------------------------------------------
+
+    def timeseries(self, name: str) -> pd.DataFrame:
+        """Return one time series as a DataFrame (one column per recorded column)."""
+        import pandas as pd
+
+        if name in self._frames:
+            return self._frames[name].copy()
+        if name in self._series:
+            frame = pd.DataFrame({col: list(vals) for col, vals in self._series[name].items()})
+        elif name in self._files and self._path is not None:
+            import pyarrow.parquet as pq
+
+            frame = pq.read_table(self._path / self._files[name]).to_pandas()
+        else:
+            known = ", ".join(self.series_names) or "none"
+            raise KeyError(f"no time series {name!r} (recorded: {known})")
+        self._frames[name] = frame
+        return frame.copy()
+
+    # -- disk --------------------------------------------------------------
+
+    def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write the result as a run directory, atomically; return its path.
+
+        An existing directory is replaced only when ``overwrite`` is true.
+        """
+        series: dict[str, Any] = {}
+        for name in self.series_names:
+            series[name] = self._series[name] if name in self._series else self.timeseries(name)
+        target = write_run_dir(
+            directory,
+            manifest=self._manifest,
+            summary=self._summary,
+            series=series,
+            scenario_text=self.scenario_text,
+            replace=overwrite,
+        )
+        self._manifest = read_manifest(target)
+        self._path = Path(target)
+        return Path(target)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
+        """Open a run directory written by :meth:`save` or a campaign."""
+        directory = Path(directory)
+        manifest = read_manifest(directory)
+        result = cls(read_summary(directory), manifest, path=directory)
+        files = manifest.get("series")
+        if isinstance(files, dict):
+            result._files = {str(k): str(v) for k, v in files.items()}
+        else:
+            folder = directory / SERIES_DIR
+            if folder.is_dir():
+                result._files = {
+                    unquote(p.name[: -len(".parquet")]): f"{SERIES_DIR}/{p.name}"
+                    for p in sorted(folder.glob("*.parquet"))
+                }
+        return result
+
+    def __repr__(self) -> str:
+        """Show the seed, scenario hash and series names."""
+        where = f", path={str(self._path)!r}" if self._path else ""
+        digest = str(self._manifest.get("scenario_hash", ""))[:12]
+        return (
+            f"Result(seed={self.seed!r}, scenario_hash={digest!r}, "
+            f"series={self.series_names!r}{where})"
+        )

@@ -1,1 +1,157 @@
-//! placeholder
+//! Python bindings of qossim: `qossim._core`.
+//!
+//! Thin by design: scenario text in, a dict of results out. Runs release the GIL and take
+//! it back only to report progress (about every 65 000 events) and to check for Ctrl-C.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use qossim::scenario;
+use serde_json::Value;
+use std::path::Path;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario is invalid; the message lists every problem as FILE:LINE: key.path: reason."
+);
+
+fn to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
+    Ok(match v {
+        Value::Null => py.None(),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any().unbind()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any().unbind()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind()
+            }
+        }
+        Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
+        Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(to_py(py, x)?)?;
+            }
+            l.into_any().unbind()
+        }
+        Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, x) in m {
+                d.set_item(k, to_py(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
+fn parse(
+    text: &str,
+    filename: &str,
+    overrides: &[(String, String)],
+) -> Result<scenario::Scenario, Vec<scenario::Diagnostic>> {
+    let base = Path::new(filename)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    scenario::parse(text, filename, base, overrides)
+}
+
+/// The qossim version.
+#[pyfunction]
+fn version() -> &'static str {
+    qossim::VERSION
+}
+
+/// Validates scenario text; returns the list of problems (empty when valid), each
+/// formatted `FILE:LINE: key.path: reason`.
+#[pyfunction]
+#[pyo3(signature = (text, filename, overrides=Vec::new()))]
+fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> Vec<String> {
+    match parse(text, filename, &overrides) {
+        Ok(_) => Vec::new(),
+        Err(d) => d.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+/// Runs a scenario. Returns a dict with `summary`, `series` (name -> {"t": [...],
+/// "value": [...]}), `units`, `events`, `sim_time_s`, `wall_s`, `seed`, `scenario_hash`.
+/// Raises `ScenarioError` for an invalid scenario and `KeyboardInterrupt` on Ctrl-C.
+#[pyfunction]
+#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None))]
+fn run(
+    py: Python<'_>,
+    text: &str,
+    filename: &str,
+    seed: Option<u64>,
+    overrides: Vec<(String, String)>,
+    progress: Option<PyObject>,
+) -> PyResult<PyObject> {
+    let sc = parse(text, filename, &overrides).map_err(|d| {
+        ScenarioError::new_err(
+            d.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    })?;
+    let mut interrupted: Option<PyErr> = None;
+    let out = py.allow_threads(|| {
+        let mut cb = |f: f64| -> bool {
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    interrupted = Some(e);
+                    return false;
+                }
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (f,)) {
+                        interrupted = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        };
+        scenario::run(&sc, seed, &mut cb)
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let out = out.map_err(PyValueError::new_err)?;
+    if out.interrupted {
+        return Err(PyKeyboardInterrupt::new_err("run interrupted"));
+    }
+    let d = PyDict::new(py);
+    d.set_item("summary", to_py(py, &Value::Object(out.summary))?)?;
+    let series = PyDict::new(py);
+    let units = PyDict::new(py);
+    for s in &out.series {
+        let cols = PyDict::new(py);
+        cols.set_item("t", PyList::new(py, &s.t)?)?;
+        cols.set_item("value", PyList::new(py, &s.v)?)?;
+        series.set_item(&s.name, cols)?;
+        units.set_item(&s.name, s.unit)?;
+    }
+    d.set_item("series", series)?;
+    d.set_item("units", units)?;
+    d.set_item("events", out.events)?;
+    d.set_item("sim_time_s", out.sim_time_s)?;
+    d.set_item("wall_s", out.wall_s)?;
+    d.set_item("seed", out.seed)?;
+    d.set_item("scenario_hash", out.scenario_hash)?;
+    Ok(d.into_any().unbind())
+}
+
+/// The compiled core of qossim.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    Ok(())
+}

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod net;
 pub mod queue;
 pub mod rng;
+pub mod scenario;
 pub mod time;
 pub mod traffic;
 pub mod world;

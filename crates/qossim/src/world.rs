@@ -390,6 +390,7 @@ impl World {
 
     fn end_warmup(&mut self) {
         let now = self.sched.now();
+        self.net.settle_all(now);
         self.link_tx_at_warmup = self
             .net
             .links
@@ -463,7 +464,9 @@ impl World {
                 class,
                 pcn_only,
             } => {
-                let st = &self.net.links[link as usize].stats;
+                let l = &mut self.net.links[link as usize];
+                l.settle(now);
+                let st = &l.stats;
                 let c = if pcn_only {
                     st.tx_bytes_pcn
                 } else if let Some(cl) = class {
@@ -475,7 +478,11 @@ impl World {
                 s.last = c;
                 d as f64 * 8.0 / secs
             }
-            Probe::QueueLength { link } => self.net.links[link as usize].qdisc.len() as f64,
+            Probe::QueueLength { link } => {
+                let l = &mut self.net.links[link as usize];
+                l.settle(now);
+                l.queue_len() as f64
+            }
             Probe::GroupThroughput { group } => {
                 let c = self.flows.groups[group as usize].rx_bytes;
                 let d = c - s.last;
@@ -625,8 +632,9 @@ impl World {
 
     /// The summary of the run so far: flat keys (`link.NAME.x`, `group.NAME.x`,
     /// `series.NAME.mean`, `agent.NAME.x`) mapped to numbers.
-    pub fn summary(&self) -> Map<String, Value> {
+    pub fn summary(&mut self) -> Map<String, Value> {
         let now = self.sched.now();
+        self.net.settle_all(now);
         let measured = to_secs(now.saturating_sub(self.warmup)).max(1e-12);
         let mut m = Map::new();
         m.insert("sim_time_s".into(), json!(to_secs(now)));

@@ -90,27 +90,28 @@ impl EventQueue for BinaryHeapQueue {
     }
 }
 
-/// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan) on the 128-bit key `(time << 64) | seq`.
+/// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan) on the event time.
 ///
-/// It exploits the monotonicity of a discrete-event simulation: every key pushed is larger
-/// than the last key popped. Bucket `i` holds keys whose highest bit differing from the last
-/// popped key is bit `i - 1`; a pop refills bucket 0 by redistributing the smallest
-/// non-empty bucket, so each entry moves at most 129 times and usually a handful.
+/// It exploits the monotonicity of a discrete-event simulation: every time pushed is at
+/// least the last time popped. Bucket `i > 0` holds entries whose time differs from the
+/// last popped time first in bit `i - 1`; bucket 0 holds entries at exactly that time, kept
+/// in sequence order so ties fire first-in first-out. A 65-bit mask of non-empty buckets
+/// finds the next bucket in O(1); each entry is moved at most 64 times and usually a few.
 pub struct RadixHeapQueue {
+    /// Bucket 0 is ordered by decreasing seq, so the next entry is at the end.
     buckets: Vec<Vec<Entry>>,
-    last: u128,
+    last: Time,
     len: usize,
-    /// Lowest bucket index that may be non-empty (a scan hint).
-    lowest: usize,
+    mask: u128,
 }
 
 impl Default for RadixHeapQueue {
     fn default() -> Self {
         RadixHeapQueue {
-            buckets: (0..129).map(|_| Vec::new()).collect(),
+            buckets: (0..65).map(|_| Vec::new()).collect(),
             last: 0,
             len: 0,
-            lowest: 129,
+            mask: 0,
         }
     }
 }
@@ -122,12 +123,31 @@ impl RadixHeapQueue {
     }
 
     #[inline]
-    fn bucket_of(&self, key: u128) -> usize {
-        let x = key ^ self.last;
-        if x == 0 {
-            0
-        } else {
-            128 - x.leading_zeros() as usize
+    fn bucket_of(&self, t: Time) -> usize {
+        (64 - (t ^ self.last).leading_zeros()) as usize
+    }
+
+    /// Refills bucket 0 from the lowest non-empty bucket.
+    #[inline]
+    fn refill(&mut self) {
+        let rest = self.mask & !1;
+        let i = rest.trailing_zeros() as usize;
+        let mut bucket = std::mem::take(&mut self.buckets[i]);
+        self.mask &= !(1u128 << i);
+        let min = bucket.iter().map(|e| e.time).min().expect("non-empty bucket");
+        self.last = min;
+        for e in bucket.drain(..) {
+            let b = self.bucket_of(e.time);
+            self.buckets[b].push(e);
+            self.mask |= 1u128 << b;
+        }
+        // Keep the allocation of the drained bucket for reuse.
+        if self.buckets[i].is_empty() {
+            self.buckets[i] = bucket;
+        }
+        let b0 = &mut self.buckets[0];
+        if b0.len() > 1 {
+            b0.sort_unstable_by(|x, y| y.seq.cmp(&x.seq));
         }
     }
 }
@@ -135,48 +155,35 @@ impl RadixHeapQueue {
 impl EventQueue for RadixHeapQueue {
     #[inline]
     fn push(&mut self, e: Entry) {
-        let k = e.key();
-        debug_assert!(k >= self.last, "event scheduled in the past");
-        let b = self.bucket_of(k);
-        self.buckets[b].push(e);
-        self.len += 1;
-        if b < self.lowest {
-            self.lowest = b;
+        debug_assert!(e.time >= self.last, "event scheduled in the past");
+        let b = self.bucket_of(e.time);
+        let v = &mut self.buckets[b];
+        if b == 0 {
+            // A push at the current minimum time has a larger seq than everything queued
+            // there, so it goes to the front of the (decreasing-seq) bucket... unless it was
+            // pushed back after a pop, in which case its seq may be smaller.
+            let pos = v.partition_point(|x| x.seq > e.seq);
+            v.insert(pos, e);
+        } else {
+            v.push(e);
         }
+        self.mask |= 1u128 << b;
+        self.len += 1;
     }
 
+    #[inline]
     fn pop(&mut self) -> Option<Entry> {
         if self.len == 0 {
             return None;
         }
-        if self.buckets[0].is_empty() {
-            let mut i = self.lowest.max(1);
-            while self.buckets[i].is_empty() {
-                i += 1;
-            }
-            let bucket = std::mem::take(&mut self.buckets[i]);
-            let min = bucket.iter().map(|e| e.key()).min().expect("non-empty");
-            self.last = min;
-            let mut low = 129;
-            for e in bucket.iter() {
-                let b = self.bucket_of(e.key());
-                if b < low {
-                    low = b;
-                }
-                self.buckets[b].push(*e);
-            }
-            // Give the emptied vector's allocation back to bucket i to avoid reallocating.
-            let mut bucket = bucket;
-            bucket.clear();
-            if self.buckets[i].is_empty() {
-                self.buckets[i] = bucket;
-            }
-            self.lowest = low;
+        if self.mask & 1 == 0 {
+            self.refill();
         }
         self.len -= 1;
-        let e = self.buckets[0].pop();
-        if self.buckets[0].is_empty() {
-            self.lowest = 1;
+        let b0 = &mut self.buckets[0];
+        let e = b0.pop();
+        if b0.is_empty() {
+            self.mask &= !1;
         }
         e
     }
@@ -185,14 +192,10 @@ impl EventQueue for RadixHeapQueue {
         if self.len == 0 {
             return None;
         }
-        if let Some(e) = self.buckets[0].last() {
-            return Some(e.time);
+        if self.mask & 1 == 0 {
+            self.refill();
         }
-        let mut i = self.lowest.max(1);
-        while self.buckets[i].is_empty() {
-            i += 1;
-        }
-        self.buckets[i].iter().map(|e| e.time).min()
+        self.buckets[0].last().map(|e| e.time)
     }
 
     fn len(&self) -> usize {

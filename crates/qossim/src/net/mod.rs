@@ -12,7 +12,7 @@ pub use packet::{marks, AgentId, FlowId, LinkId, NodeId, Packet, PacketKind, NON
 
 use crate::engine::{Event, Scheduler, Target};
 use crate::metrics::TimeAverage;
-use crate::queue::{Dequeue, DropLog, QueueDisc};
+use crate::queue::{Dequeue, DropCause, DropLog, Limit, QueueDisc};
 use crate::time::{tx_time, Time};
 use std::collections::VecDeque;
 
@@ -35,8 +35,14 @@ pub struct PortInfo {
 pub trait PortHook {
     /// A packet arrives at the port.
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool;
-    /// A packet starts transmission.
+    /// A packet starts transmission. Only called if [`PortHook::wants_departures`].
     fn on_departure(&mut self, _pkt: &Packet, _now: Time) {}
+    /// True if this hook needs [`PortHook::on_departure`] calls (it then keeps the port on
+    /// the general path, with one event per transmission). Hooks that only act on
+    /// arrivals should return false so FIFO ports can skip the end-of-transmission event.
+    fn wants_departures(&self) -> bool {
+        true
+    }
     /// Appends this hook's counters (name, value) to `out` for the run summary.
     fn report(&self, _out: &mut Vec<(String, f64)>) {}
     /// Gives access to the concrete type (to reconfigure a hook during a run).
@@ -85,12 +91,73 @@ pub struct Link {
     busy: bool,
     wake_pending: bool,
     in_flight: VecDeque<(Time, Packet)>,
+    /// FIFO fast path: the tail-drop limit, when the discipline is a plain FIFO and no
+    /// hook needs departure calls.
+    fast: Option<Limit>,
+    /// FIFO fast path: when the transmitter is next free.
+    busy_until: Time,
+    /// FIFO fast path: accepted packets whose transmission has not been accounted yet,
+    /// in start order.
+    ledger: VecDeque<Departure>,
+    /// FIFO fast path: bytes in the ledger that have not started transmission.
+    waiting_bytes: u64,
+}
+
+/// A packet accepted by a fast-path FIFO port: when its transmission starts.
+#[derive(Clone, Copy, Debug)]
+struct Departure {
+    start: Time,
+    size: u32,
+    class: u8,
+    pcn: bool,
 }
 
 impl Link {
-    /// True while a packet is being transmitted.
+    /// True while a packet is being transmitted (as of the last event at this port).
     pub fn busy(&self) -> bool {
         self.busy
+    }
+
+    /// Accounts, in start order, every fast-path packet whose transmission started by
+    /// `now`: counters, queue average. Cheap when there is nothing to do.
+    #[inline]
+    pub fn settle(&mut self, now: Time) {
+        while let Some(d) = self.ledger.front().copied() {
+            if d.start > now {
+                break;
+            }
+            self.ledger.pop_front();
+            self.waiting_bytes -= d.size as u64;
+            let st = &mut self.stats;
+            st.queue_avg.set(d.start, self.ledger.len() as f64);
+            st.tx_pkts += 1;
+            st.tx_bytes += d.size as u64;
+            st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
+            if d.pcn {
+                st.tx_bytes_pcn += d.size as u64;
+            }
+        }
+    }
+
+    /// Packets waiting in the queue (not counting the one in transmission) at `now`;
+    /// call [`Link::settle`] first on the fast path.
+    #[inline]
+    pub fn queue_len(&self) -> usize {
+        if self.fast.is_some() {
+            self.ledger.len()
+        } else {
+            self.qdisc.len()
+        }
+    }
+
+    /// Bytes waiting in the queue.
+    #[inline]
+    pub fn queue_bytes(&self) -> u64 {
+        if self.fast.is_some() {
+            self.waiting_bytes
+        } else {
+            self.qdisc.bytes()
+        }
     }
     /// Packets currently propagating on the wire.
     pub fn in_flight(&self) -> usize {
@@ -170,9 +237,31 @@ impl Network {
             busy: false,
             wake_pending: false,
             in_flight: VecDeque::new(),
+            fast: None,
+            busy_until: 0,
+            ledger: VecDeque::new(),
+            waiting_bytes: 0,
         });
+        self.refresh_fast_path(self.links.len() as LinkId - 1);
         self.fib.clear();
         (self.links.len() - 1) as LinkId
+    }
+
+    /// Re-decides whether a link may use the FIFO fast path (call after changing its
+    /// discipline or hooks before the run starts; [`Network::add_hook`] does it).
+    pub fn refresh_fast_path(&mut self, link: LinkId) {
+        let l = &mut self.links[link as usize];
+        l.fast = if l.hooks.iter().any(|h| h.wants_departures()) {
+            None
+        } else {
+            l.qdisc.fifo_limit()
+        };
+    }
+
+    /// Attaches a hook to a link's output port.
+    pub fn add_hook(&mut self, link: LinkId, hook: Box<dyn PortHook>) {
+        self.links[link as usize].hooks.push(hook);
+        self.refresh_fast_path(link);
     }
 
     /// Looks a link up by name.
@@ -360,11 +449,14 @@ impl Network {
         let now = sched.now();
         let l = &mut self.links[link as usize];
         l.stats.arrivals += 1;
+        if l.fast.is_some() {
+            l.settle(now);
+        }
         if !l.hooks.is_empty() {
             let info = PortInfo {
                 rate_bps: l.rate_bps,
-                queue_pkts: l.qdisc.len(),
-                queue_bytes: l.qdisc.bytes(),
+                queue_pkts: l.queue_len(),
+                queue_bytes: l.queue_bytes(),
             };
             for h in l.hooks.iter_mut() {
                 if !h.on_arrival(&mut pkt, now, &info) {
@@ -372,6 +464,10 @@ impl Network {
                     return;
                 }
             }
+        }
+        if let Some(limit) = l.fast {
+            Self::fast_enqueue(l, link, limit, pkt, sched);
+            return;
         }
         l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
         let q = l.qdisc.len();
@@ -384,6 +480,61 @@ impl Network {
         }
     }
 
+    /// FIFO fast path: the packet's transmission starts when everything before it has
+    /// been sent, so its start, end and arrival times are known now.
+    #[inline]
+    fn fast_enqueue<Q: crate::engine::EventQueue>(
+        l: &mut Link,
+        id: LinkId,
+        limit: Limit,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let now = sched.now();
+        let start = l.busy_until.max(now);
+        if start > now {
+            // It would wait: apply the tail-drop limit to the waiting packets.
+            let fits = match limit {
+                Limit::Packets(n) => l.ledger.len() < n,
+                Limit::Bytes(b) => l.waiting_bytes + pkt.size as u64 <= b,
+            };
+            if !fits {
+                l.stats.drops.record(&pkt, DropCause::Overflow);
+                return;
+            }
+        }
+        let done = start + tx_time(pkt.size, l.rate_bps);
+        l.busy_until = done;
+        let d = Departure {
+            start,
+            size: pkt.size,
+            class: pkt.class,
+            pcn: pkt.has(marks::PCN),
+        };
+        if start > now {
+            l.waiting_bytes += pkt.size as u64;
+            l.ledger.push_back(d);
+            let q = l.ledger.len();
+            l.stats.queue_avg.set(now, q as f64);
+            if q > l.stats.queue_max {
+                l.stats.queue_max = q;
+            }
+        } else {
+            let st = &mut l.stats;
+            st.tx_pkts += 1;
+            st.tx_bytes += d.size as u64;
+            st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
+            if d.pcn {
+                st.tx_bytes_pcn += d.size as u64;
+            }
+        }
+        let arrive = done + l.delay;
+        if l.in_flight.is_empty() {
+            sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
+        }
+        l.in_flight.push_back((arrive, pkt));
+    }
+
     #[inline]
     fn start_tx<Q: crate::engine::EventQueue>(l: &mut Link, id: LinkId, sched: &mut Scheduler<Q>) {
         let now = sched.now();
@@ -391,7 +542,9 @@ impl Network {
             Dequeue::Packet(pkt) => {
                 l.stats.queue_avg.set(now, l.qdisc.len() as f64);
                 for h in l.hooks.iter_mut() {
-                    h.on_departure(&pkt, now);
+                    if h.wants_departures() {
+                        h.on_departure(&pkt, now);
+                    }
                 }
                 l.stats.tx_pkts += 1;
                 l.stats.tx_bytes += pkt.size as u64;
@@ -454,13 +607,21 @@ impl Network {
         (l.to, pkt)
     }
 
-    /// Port information of a link (rate and current queue).
-    pub fn port_info(&self, link: LinkId) -> PortInfo {
-        let l = &self.links[link as usize];
+    /// Port information of a link (rate and current queue) at `now`.
+    pub fn port_info(&mut self, link: LinkId, now: Time) -> PortInfo {
+        let l = &mut self.links[link as usize];
+        l.settle(now);
         PortInfo {
             rate_bps: l.rate_bps,
-            queue_pkts: l.qdisc.len(),
-            queue_bytes: l.qdisc.bytes(),
+            queue_pkts: l.queue_len(),
+            queue_bytes: l.queue_bytes(),
+        }
+    }
+
+    /// Brings every link's counters up to `now` (before reading statistics).
+    pub fn settle_all(&mut self, now: Time) {
+        for l in self.links.iter_mut() {
+            l.settle(now);
         }
     }
 }

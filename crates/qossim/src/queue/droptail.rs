@@ -67,6 +67,9 @@ impl QueueDisc for DropTail {
     fn bytes(&self) -> u64 {
         self.bytes
     }
+    fn fifo_limit(&self) -> Option<Limit> {
+        Some(self.limit)
+    }
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }

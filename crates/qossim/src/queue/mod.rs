@@ -40,6 +40,12 @@ pub trait QueueDisc {
     fn bytes(&self) -> u64;
     /// Appends discipline-specific counters (name, value) for the run summary.
     fn report(&self, _out: &mut Vec<(String, f64)>) {}
+    /// `Some(limit)` if this discipline is a plain FIFO with tail drop at `limit`: its
+    /// service order is fixed on arrival, so the port may compute each packet's
+    /// transmission start when it arrives and skip the end-of-transmission event.
+    fn fifo_limit(&self) -> Option<Limit> {
+        None
+    }
     /// Gives access to the concrete type.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }

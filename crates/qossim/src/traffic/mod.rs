@@ -6,9 +6,11 @@
 //! holding times; [`Sink`] counts what arrives.
 
 mod generator;
+pub mod models;
 mod source;
 mod trace;
 
 pub use generator::{Arrivals, CallAdmission, FlowGenerator, Holding, MaxActive};
 pub use source::{PacketTemplate, Period, SizeDist, Sink, Source, SourceModel};
+pub use models::{named_model, Codec, CODECS};
 pub use trace::{Frame, FrameTrace};

@@ -1,0 +1,692 @@
+//! The scenario language: a TOML file (or text) describing one run — topology, queues,
+//! traffic, metrics, duration, warm-up and seed — validated in full before anything
+//! runs. `docs/scenarios.md` documents every key.
+//!
+//! Validation reports every problem at once, each as `FILE:LINE: key.path: reason`
+//! ([`Diagnostic`]): unknown keys, wrong units, non-positive rates, unknown nodes or
+//! links, routes that do not connect, unreadable trace files.
+
+mod build;
+mod topology;
+pub mod units;
+mod walk;
+
+pub use build::{build, run, RunOutput};
+pub use topology::{LinkSpec, QueueSpec, Topology};
+pub use walk::Diagnostic;
+
+use crate::rng::fnv1a64;
+use crate::time::Time;
+use crate::traffic::{models, Arrivals, FrameTrace, Holding, Period, SizeDist, SourceModel};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toml_edit::{DocumentMut, ImDocument};
+use walk::{Cx, Tbl};
+
+/// Run settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// Simulated duration.
+    pub duration: Time,
+    /// Statistics before this time are discarded.
+    pub warmup: Time,
+    /// Seed used when none is given on the command line.
+    pub seed: u64,
+}
+
+/// Flow-level arrivals of a traffic entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallsSpec {
+    /// Arrival process.
+    pub arrivals: Arrivals,
+    /// Holding times.
+    pub holding: Holding,
+    /// Trunk limit (calls beyond it are blocked).
+    pub max_active: Option<u64>,
+    /// No arrivals after this time.
+    pub stop: Option<Time>,
+}
+
+/// One traffic entry: static flows, or flows created by call arrivals.
+#[derive(Clone, Debug)]
+pub struct TrafficSpec {
+    /// Name; also the name of the group its flows are counted in.
+    pub name: String,
+    /// Source node index.
+    pub from: usize,
+    /// Destination node index.
+    pub to: usize,
+    /// What each flow sends.
+    pub model: SourceModel,
+    /// Number of static flows (ignored with `calls`).
+    pub flows: u64,
+    /// When static flows start (each with a random phase within one spacing).
+    pub start: Time,
+    /// When static flows stop.
+    pub stop: Option<Time>,
+    /// Randomization: each packet delayed by U(0, jitter x spacing).
+    pub jitter: f64,
+    /// Class of the packets.
+    pub class: u8,
+    /// Call arrivals, if flow-level.
+    pub calls: Option<CallsSpec>,
+    /// Explicit route as node indices, if given.
+    pub route: Option<Vec<usize>>,
+}
+
+/// A metric to sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricSpec {
+    /// Series name.
+    pub name: String,
+    /// What to sample.
+    pub kind: MetricKind,
+    /// Sampling interval.
+    pub interval: Time,
+}
+
+/// What a metric samples.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MetricKind {
+    /// Bits per second sent on a link (optionally one class or PCN traffic only).
+    LinkThroughput {
+        /// Link index.
+        link: usize,
+        /// Only this class.
+        class: Option<u8>,
+        /// Only PCN traffic.
+        pcn_only: bool,
+    },
+    /// Packets queued on a link.
+    QueueLength {
+        /// Link index.
+        link: usize,
+    },
+    /// Bits per second delivered to a traffic entry's flows.
+    GroupThroughput {
+        /// Traffic entry index.
+        traffic: usize,
+    },
+}
+
+/// A validated scenario, ready to build.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// File name it came from (for messages).
+    pub file: String,
+    /// Run settings.
+    pub run: RunSpec,
+    /// Nodes and links.
+    pub topology: Topology,
+    /// Traffic entries.
+    pub traffic: Vec<TrafficSpec>,
+    /// Sampled metrics.
+    pub metrics: Vec<MetricSpec>,
+    /// Hash of the scenario text and overrides (hex).
+    pub hash: String,
+}
+
+/// Applies `key.path=value` overrides to TOML text. A value that parses as TOML (number,
+/// boolean, quoted string, array, inline table) is used as such, anything else as a
+/// string. Path segments that are integers index arrays (`traffic.0.flows=10`); missing
+/// tables on the way are created.
+pub fn apply_overrides(text: &str, overrides: &[(String, String)]) -> Result<String, String> {
+    if overrides.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
+    for (path, raw) in overrides {
+        let value: toml_edit::Value = raw
+            .parse::<toml_edit::Value>()
+            .unwrap_or_else(|_| toml_edit::Value::from(raw.as_str()));
+        let segs: Vec<&str> = path.split('.').collect();
+        if segs.iter().any(|s| s.is_empty()) {
+            return Err(format!("--set {path}: empty key segment"));
+        }
+        set_path(doc.as_item_mut(), &segs, value, path)?;
+    }
+    Ok(doc.to_string())
+}
+
+fn set_path(
+    item: &mut toml_edit::Item,
+    segs: &[&str],
+    value: toml_edit::Value,
+    full: &str,
+) -> Result<(), String> {
+    let seg = segs[0];
+    let last = segs.len() == 1;
+    if let Ok(idx) = seg.parse::<usize>() {
+        if let Some(aot) = item.as_array_of_tables_mut() {
+            let n = aot.len();
+            let t = aot
+                .get_mut(idx)
+                .ok_or_else(|| format!("--set {full}: index {idx} out of range ({n} entries)"))?;
+            if last {
+                return Err(format!("--set {full}: cannot replace a whole table"));
+            }
+            return set_in(t, &segs[1..], value, full);
+        }
+        if let Some(arr) = item.as_array_mut() {
+            let n = arr.len();
+            let slot = arr
+                .get_mut(idx)
+                .ok_or_else(|| format!("--set {full}: index {idx} out of range ({n} entries)"))?;
+            if last {
+                *slot = value;
+                return Ok(());
+            }
+            let t = slot
+                .as_inline_table_mut()
+                .ok_or_else(|| format!("--set {full}: element {idx} is not a table"))?;
+            return set_in(t, &segs[1..], value, full);
+        }
+    }
+    let t = item
+        .as_table_like_mut()
+        .ok_or_else(|| format!("--set {full}: {seg} is not inside a table"))?;
+    set_in(t, segs, value, full)
+}
+
+fn set_in(
+    t: &mut dyn toml_edit::TableLike,
+    segs: &[&str],
+    value: toml_edit::Value,
+    full: &str,
+) -> Result<(), String> {
+    if segs.len() == 1 {
+        t.insert(segs[0], toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    if !t.contains_key(segs[0]) {
+        t.insert(
+            segs[0],
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(toml_edit::InlineTable::new())),
+        );
+    }
+    let child = t.get_mut(segs[0]).expect("present");
+    set_path(child, &segs[1..], value, full)
+}
+
+/// Parses and validates scenario text. `file` names it in messages; trace files are
+/// resolved relative to `base_dir`.
+pub fn parse(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+) -> Result<Scenario, Vec<Diagnostic>> {
+    let merged = match apply_overrides(text, overrides) {
+        Ok(t) => t,
+        Err(e) => {
+            let (path, reason) = e
+                .strip_prefix("--set ")
+                .and_then(|r| r.split_once(": "))
+                .map(|(p, r)| (p.to_string(), r.to_string()))
+                .unwrap_or_else(|| (String::new(), e.clone()));
+            return Err(vec![Diagnostic {
+                file: if path.is_empty() { file.to_string() } else { "--set".into() },
+                line: 1,
+                path,
+                reason,
+            }]);
+        }
+    };
+    let doc = match ImDocument::parse(merged.clone()) {
+        Ok(d) => d,
+        Err(e) => {
+            let cx = Cx::new(file, &merged, vec![]);
+            let line = e.span().map(|s| cx.line_of(s.start)).unwrap_or(1);
+            let msg = e.message().trim().to_string();
+            return Err(vec![Diagnostic {
+                file: file.to_string(),
+                line,
+                path: "(syntax)".into(),
+                reason: format!("invalid TOML: {msg}"),
+            }]);
+        }
+    };
+    let cx = Cx::new(file, &merged, overrides.iter().map(|(k, _)| k.clone()).collect());
+    let root = Tbl::new(doc.as_table(), "", 1);
+    let sc = read(&cx, &root, file, base_dir);
+    root.finish(&cx, &["run", "topology", "links", "traffic", "metric"]);
+    if cx.has_errors() {
+        return Err(cx.into_diagnostics());
+    }
+    let mut sc = sc.expect("no errors means a scenario");
+    sc.hash = format!("{:016x}", fnv1a64(merged.as_bytes()));
+    Ok(sc)
+}
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic {
+            file: file.clone(),
+            line: 0,
+            path: "(file)".into(),
+            reason: format!("cannot read scenario: {e}"),
+        }]
+    })?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    parse(&text, &file, &base, overrides)
+}
+
+fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
+    let run = read_run(cx, root);
+    let topology = match root.table(cx, "topology") {
+        Some(t) => topology::read(cx, &t, root),
+        None => {
+            cx.error(1, "topology", "missing (required): describe the network");
+            None
+        }
+    };
+    let Some(topo) = topology else {
+        // Keep the other sections from being reported as unknown.
+        root.has("traffic");
+        root.has("metric");
+        root.has("links");
+        return None;
+    };
+    let traffic: Vec<TrafficSpec> = root
+        .tables(cx, "traffic")
+        .iter()
+        .filter_map(|t| read_traffic(cx, t, &topo, base))
+        .collect();
+    let mut names = std::collections::HashSet::new();
+    for (i, t) in traffic.iter().enumerate() {
+        if !names.insert(t.name.clone()) {
+            cx.error(1, &format!("traffic.{i}.name"), format!("duplicate traffic name {:?}", t.name));
+        }
+    }
+    let metrics = root
+        .tables(cx, "metric")
+        .iter()
+        .filter_map(|m| read_metric(cx, m, &topo, &traffic))
+        .collect();
+    Some(Scenario {
+        file: file.to_string(),
+        run: run?,
+        topology: topo,
+        traffic,
+        metrics,
+        hash: String::new(),
+    })
+}
+
+fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
+    let Some(t) = root.table(cx, "run") else {
+        cx.error(1, "run", "missing (required): give at least run.duration");
+        return None;
+    };
+    let duration = if t.has("duration") {
+        t.time(cx, "duration")
+    } else {
+        cx.error(t.line(), "run.duration", "missing (required)");
+        None
+    };
+    let warmup = if t.has("warmup") { t.time(cx, "warmup") } else { Some(0) };
+    let seed = if t.has("seed") { t.uint(cx, "seed") } else { Some(1) };
+    t.finish(cx, &["duration", "warmup", "seed"]);
+    let (d, w) = (duration?, warmup?);
+    if d == 0 {
+        t.error(cx, "duration", "must be positive");
+        return None;
+    }
+    if w >= d {
+        t.error(cx, "warmup", "must be shorter than run.duration");
+        return None;
+    }
+    Some(RunSpec {
+        duration: d,
+        warmup: w,
+        seed: seed?,
+    })
+}
+
+fn node_ref(cx: &Cx, t: &Tbl, key: &str, topo: &Topology) -> Option<usize> {
+    let name = t.req_str(cx, key)?;
+    match topo.node(&name) {
+        Some(i) => Some(i),
+        None => {
+            t.error(cx, key, format!("unknown node {name:?}; nodes are: {}", topo.node_list()));
+            None
+        }
+    }
+}
+
+fn period(cx: &Cx, t: &Tbl, key: &str, default: f64) -> Option<Period> {
+    if !t.has(key) {
+        return Some(Period::Exp(default));
+    }
+    t.parsed(cx, key, units::parse_dist).map(|d| match d {
+        units::Dist::Exp(m) => Period::Exp(m),
+        units::Dist::Fixed(m) => Period::Fixed(m),
+        units::Dist::Pareto(a, m) => Period::Pareto { shape: a, mean: m },
+    })
+}
+
+fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<SourceModel> {
+    let name = t.req_str(cx, "model")?;
+    let size = |cx: &Cx, default: Option<u64>| -> Option<u32> {
+        let s = if t.has("size") { t.size(cx, "size") } else if let Some(d) = default { Some(d) } else {
+            cx.error(t.line(), &t.key_path("size"), format!("missing (required for model {name:?})"));
+            None
+        }?;
+        if s == 0 || s > 65_535 * 16 {
+            t.error(cx, "size", format!("packet size must be between 1 B and 1 MiB, got {s} B"));
+            return None;
+        }
+        Some(s as u32)
+    };
+    let interval = |cx: &Cx| -> Option<f64> {
+        if !t.has("interval") {
+            cx.error(t.line(), &t.key_path("interval"), format!("missing (required for model {name:?})"));
+            return None;
+        }
+        let i = t.time(cx, "interval")?;
+        if i == 0 {
+            t.error(cx, "interval", "must be positive");
+            return None;
+        }
+        Some(crate::time::to_secs(i))
+    };
+    match name.as_str() {
+        "cbr" => Some(SourceModel::Cbr {
+            size: size(cx, None)?,
+            interval: interval(cx)?,
+        }),
+        "onoff" => {
+            let (s, i) = (size(cx, None), interval(cx));
+            let on = period(cx, t, "on", 0.5);
+            let off = period(cx, t, "off", 0.5);
+            Some(SourceModel::OnOff {
+                size: s?,
+                interval: i?,
+                on: on?,
+                off: off?,
+            })
+        }
+        "poisson" => {
+            let rate = if t.has("rate") {
+                t.parsed(cx, "rate", units::parse_per_second)
+            } else {
+                cx.error(t.line(), &t.key_path("rate"), "missing (required for model \"poisson\": packets per second, e.g. \"800/s\")");
+                None
+            };
+            let dist = if t.has("size_dist") { t.str(cx, "size_dist") } else { Some("fixed".into()) };
+            let s = size(cx, None);
+            let sd = match dist.as_deref() {
+                Some("fixed") => s.map(SizeDist::Fixed),
+                Some("geometric") | Some("exponential") => s.map(|b| SizeDist::Geometric(b as f64)),
+                Some(other) => {
+                    t.error(cx, "size_dist", format!("unknown size distribution {other:?}; use \"fixed\" or \"exponential\""));
+                    None
+                }
+                None => None,
+            };
+            let rate = rate?;
+            if rate <= 0.0 {
+                t.error(cx, "rate", "must be positive");
+                return None;
+            }
+            Some(SourceModel::Poisson { rate, size: sd? })
+        }
+        "trace" => {
+            let s = size(cx, Some(1500));
+            let spacing = if t.has("spacing") { t.time(cx, "spacing").map(crate::time::to_secs) } else { Some(0.001) };
+            let trace = if t.has("trace") {
+                let f = t.str(cx, "trace")?;
+                if f == "synthetic-mpeg" {
+                    let mean = if t.has("trace_mean") { t.rate(cx, "trace_mean")? } else { 769_000 };
+                    Some(FrameTrace::synthetic_mpeg(mean as f64, 600.0, 1))
+                } else {
+                    let p = base.join(&f);
+                    match FrameTrace::load(&p) {
+                        Ok(tr) => Some(tr),
+                        Err(e) => {
+                            t.error(cx, "trace", e);
+                            None
+                        }
+                    }
+                }
+            } else {
+                cx.error(t.line(), &t.key_path("trace"), "missing (required for model \"trace\": a `time size` file or \"synthetic-mpeg\")");
+                None
+            };
+            Some(SourceModel::Trace {
+                trace: Arc::new(trace?),
+                size: s?,
+                spacing: spacing?,
+            })
+        }
+        other => match models::named_model(other) {
+            Some(m) => Some(m),
+            None => {
+                t.error(
+                    cx,
+                    "model",
+                    format!(
+                        "unknown model {other:?}; use cbr, onoff, poisson, trace or one of {}",
+                        models::model_names().join(", ")
+                    ),
+                );
+                None
+            }
+        },
+    }
+}
+
+fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<TrafficSpec> {
+    let name = t.req_str(cx, "name");
+    let from = node_ref(cx, t, "from", topo);
+    let to = node_ref(cx, t, "to", topo);
+    let model = read_model(cx, t, base);
+    let flows = if t.has("flows") { t.uint(cx, "flows") } else { Some(1) };
+    let start = if t.has("start") { t.time(cx, "start") } else { Some(0) };
+    let stop = if t.has("stop") { t.time(cx, "stop").map(Some) } else { Some(None) };
+    let jitter = if t.has("jitter") { t.num_in(cx, "jitter", 0.0, 1.0) } else { Some(0.0) };
+    let class = if t.has("class") {
+        t.uint(cx, "class").and_then(|c| {
+            if c > 255 {
+                t.error(cx, "class", "must be 0..255");
+                None
+            } else {
+                Some(c as u8)
+            }
+        })
+    } else {
+        Some(0)
+    };
+    let route = if t.has("route") {
+        t.array(cx, "route").and_then(|a| {
+            let mut out = Vec::new();
+            for (v, line) in a {
+                match v.as_str().and_then(|n| topo.node(n)) {
+                    Some(i) => out.push(i),
+                    None => {
+                        cx.error(line, &t.key_path("route"), format!("unknown node {v}; nodes are: {}", topo.node_list()));
+                        return None;
+                    }
+                }
+            }
+            Some(out)
+        }).map(Some)
+    } else {
+        Some(None)
+    };
+    let calls = if t.has("calls") {
+        t.table(cx, "calls").and_then(|c| read_calls(cx, &c, model.as_ref())).map(Some)
+    } else {
+        Some(None)
+    };
+    t.finish(
+        cx,
+        &[
+            "name", "from", "to", "model", "size", "interval", "on", "off", "rate", "size_dist", "trace",
+            "trace_mean", "spacing", "flows", "start", "stop", "jitter", "class", "route", "calls",
+        ],
+    );
+    let (from, to, route) = (from?, to?, route?);
+    // Connectivity.
+    match &route {
+        Some(r) => {
+            if r.first() != Some(&from) || r.last() != Some(&to) {
+                t.error(cx, "route", "must start at `from` and end at `to`");
+                return None;
+            }
+            for w in r.windows(2) {
+                if topo.link_between(w[0], w[1]).is_none() {
+                    t.error(
+                        cx,
+                        "route",
+                        format!(
+                            "route does not connect: no link from {} to {}",
+                            topo.nodes[w[0]], topo.nodes[w[1]]
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        None => {
+            if from == to {
+                t.error(cx, "to", "source and destination are the same node");
+                return None;
+            }
+            if !topo.connected(from, to) {
+                t.error(
+                    cx,
+                    "to",
+                    format!("no route from {} to {}: the topology does not connect them", topo.nodes[from], topo.nodes[to]),
+                );
+                return None;
+            }
+        }
+    }
+    Some(TrafficSpec {
+        name: name?,
+        from,
+        to,
+        model: model?,
+        flows: flows?,
+        start: start?,
+        stop: stop?,
+        jitter: jitter?,
+        class: class?,
+        calls: calls?,
+        route,
+    })
+}
+
+fn read_calls(cx: &Cx, c: &Tbl, model: Option<&SourceModel>) -> Option<CallsSpec> {
+    let kind = if c.has("arrivals") { c.str(cx, "arrivals") } else { Some("poisson".into()) };
+    let holding = if c.has("holding") {
+        c.parsed(cx, "holding", units::parse_dist).and_then(|d| match d {
+            units::Dist::Exp(m) => Some(Holding::Exp(m)),
+            units::Dist::Fixed(m) => Some(Holding::Fixed(m)),
+            units::Dist::Pareto(..) => {
+                c.error(cx, "holding", "holding times are exponential or fixed");
+                None
+            }
+        })
+    } else {
+        cx.error(c.line(), &c.key_path("holding"), "missing (required: e.g. \"exp:60s\")");
+        None
+    };
+    let batch_mean = if c.has("batch_mean") { c.num_in(cx, "batch_mean", 1.0, 1e9) } else { Some(5.0) };
+    // Call rate: `rate` (calls per time) or `offered` (mean offered bit rate).
+    let rate = match (c.has("rate"), c.has("offered")) {
+        (true, false) => c.parsed(cx, "rate", units::parse_per_second),
+        (false, true) => {
+            let off = c.rate(cx, "offered");
+            match (off, &holding, model) {
+                (Some(o), Some(h), Some(m)) => Some(o as f64 / (m.mean_bps() * h.mean())),
+                _ => None,
+            }
+        }
+        (true, true) => {
+            c.error(cx, "offered", "give either `rate` or `offered`, not both");
+            None
+        }
+        (false, false) => {
+            cx.error(c.line(), &c.key_path("rate"), "missing: give `rate` (calls per second, e.g. \"2/s\") or `offered` (a bit rate)");
+            None
+        }
+    };
+    let max_active = if c.has("max_active") { c.uint(cx, "max_active").map(Some) } else { Some(None) };
+    let stop = if c.has("stop") { c.time(cx, "stop").map(Some) } else { Some(None) };
+    c.finish(cx, &["arrivals", "holding", "rate", "offered", "batch_mean", "max_active", "stop"]);
+    let (rate, mean) = (rate?, batch_mean?);
+    let arrivals = match kind?.as_str() {
+        "poisson" => Arrivals::Poisson { rate },
+        "batch" => Arrivals::Batch { rate: rate / mean, mean },
+        other => {
+            c.error(cx, "arrivals", format!("unknown arrival process {other:?}; use \"poisson\" or \"batch\""));
+            return None;
+        }
+    };
+    Some(CallsSpec {
+        arrivals,
+        holding: holding?,
+        max_active: max_active?,
+        stop: stop?,
+    })
+}
+
+fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Option<MetricSpec> {
+    let kind = m.req_str(cx, "kind");
+    let interval = if m.has("interval") { m.time(cx, "interval") } else { Some(crate::time::millis(50.0)) };
+    let name = if m.has("name") { m.str(cx, "name") } else { Some(String::new()) };
+    let link = |cx: &Cx| -> Option<usize> {
+        let l = m.req_str(cx, "link")?;
+        match topo.link(&l) {
+            Some(i) => Some(i),
+            None => {
+                m.error(cx, "link", format!("unknown link {l:?}; links are: {}", topo.link_list()));
+                None
+            }
+        }
+    };
+    let k = match kind.as_deref() {
+        Some("link_throughput") => {
+            let l = link(cx);
+            let class = if m.has("class") { m.uint(cx, "class").map(|c| Some(c as u8)) } else { Some(None) };
+            let pcn = if m.has("pcn_only") { m.bool(cx, "pcn_only") } else { Some(false) };
+            Some(MetricKind::LinkThroughput { link: l?, class: class?, pcn_only: pcn? })
+        }
+        Some("queue_length") => link(cx).map(|l| MetricKind::QueueLength { link: l }),
+        Some("group_throughput") => {
+            let g = m.req_str(cx, "traffic")?;
+            match traffic.iter().position(|t| t.name == g) {
+                Some(i) => Some(MetricKind::GroupThroughput { traffic: i }),
+                None => {
+                    m.error(cx, "traffic", format!("unknown traffic entry {g:?}"));
+                    None
+                }
+            }
+        }
+        Some(other) => {
+            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length or group_throughput"));
+            None
+        }
+        None => None,
+    };
+    m.finish(cx, &["kind", "link", "traffic", "class", "pcn_only", "interval", "name"]);
+    let interval = interval?;
+    if interval == 0 {
+        m.error(cx, "interval", "must be positive");
+        return None;
+    }
+    let k = k?;
+    let name = match name? {
+        n if !n.is_empty() => n,
+        _ => match &k {
+            MetricKind::LinkThroughput { link, .. } => format!("{}.throughput", topo.links[*link].name),
+            MetricKind::QueueLength { link } => format!("{}.queue", topo.links[*link].name),
+            MetricKind::GroupThroughput { traffic: t } => format!("{}.throughput", traffic[*t].name),
+        },
+    };
+    Some(MetricSpec { name, kind: k, interval })
+}

@@ -1,0 +1,377 @@
+//! A walker over a parsed TOML document that reads typed values, remembers which keys it
+//! used, and collects every problem with its line instead of stopping at the first.
+
+use super::units;
+use crate::time::Time;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use toml_edit::{Item, TableLike, Value};
+
+/// One problem found in a scenario.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Diagnostic {
+    /// File name as given (or `--set` for command-line overrides).
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// Dotted key path, e.g. `traffic.0.rate`.
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}: {}", self.file, self.line, self.path, self.reason)
+    }
+}
+
+/// Collects diagnostics and maps byte offsets to lines.
+pub struct Cx {
+    file: String,
+    line_starts: Vec<usize>,
+    overridden: Vec<String>,
+    diags: RefCell<Vec<Diagnostic>>,
+}
+
+impl Cx {
+    /// A context for `text` read from `file`; keys in `overridden` came from `--set`.
+    pub fn new(file: &str, text: &str, overridden: Vec<String>) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Cx {
+            file: file.to_string(),
+            line_starts,
+            overridden,
+            diags: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+
+    /// Records a problem at `line` for `path`.
+    pub fn error(&self, line: usize, path: &str, reason: impl Into<String>) {
+        let (file, line) = match self.overridden.iter().position(|p| p == path) {
+            Some(i) => ("--set".to_string(), i + 1),
+            None => (self.file.clone(), line),
+        };
+        self.diags.borrow_mut().push(Diagnostic {
+            file,
+            line,
+            path: path.to_string(),
+            reason: reason.into(),
+        });
+    }
+
+    /// True if any problem was recorded.
+    pub fn has_errors(&self) -> bool {
+        !self.diags.borrow().is_empty()
+    }
+
+    /// All problems, in file order.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        let mut d = self.diags.into_inner();
+        d.sort_by(|a, b| (&a.file, a.line, &a.path).cmp(&(&b.file, b.line, &b.path)));
+        d.dedup();
+        d
+    }
+}
+
+/// A table being read: remembers used keys to report unknown ones.
+pub struct Tbl<'a> {
+    /// Dotted path of the table.
+    pub path: String,
+    t: &'a dyn TableLike,
+    line: usize,
+    used: RefCell<BTreeSet<String>>,
+}
+
+fn item_line(cx: &Cx, item: &Item, fallback: usize) -> usize {
+    item.span().map(|s| cx.line_of(s.start)).unwrap_or(fallback)
+}
+
+impl<'a> Tbl<'a> {
+    /// Wraps a table found at `path` (at `line`).
+    pub fn new(t: &'a dyn TableLike, path: &str, line: usize) -> Self {
+        Tbl {
+            path: path.to_string(),
+            t,
+            line,
+            used: RefCell::new(BTreeSet::new()),
+        }
+    }
+
+    /// The line where the table starts.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The dotted path of `key` in this table.
+    pub fn key_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{}", self.path, key)
+        }
+    }
+
+    /// True if the table has `key` (marks it used).
+    pub fn has(&self, key: &str) -> bool {
+        let h = self.t.contains_key(key);
+        if h {
+            self.used.borrow_mut().insert(key.to_string());
+        }
+        h
+    }
+
+    /// The raw item and its line.
+    pub fn raw(&self, cx: &Cx, key: &str) -> Option<(&'a Item, usize)> {
+        let (k, item) = self.t.get_key_value(key)?;
+        self.used.borrow_mut().insert(key.to_string());
+        let line = k
+            .span()
+            .map(|s| cx.line_of(s.start))
+            .unwrap_or_else(|| item_line(cx, item, self.line));
+        Some((item, line))
+    }
+
+    /// Line of `key` (or of the table).
+    pub fn line_of(&self, cx: &Cx, key: &str) -> usize {
+        self.t
+            .get_key_value(key)
+            .map(|(k, i)| {
+                k.span()
+                    .map(|s| cx.line_of(s.start))
+                    .unwrap_or_else(|| item_line(cx, i, self.line))
+            })
+            .unwrap_or(self.line)
+    }
+
+    /// Records a problem with `key`.
+    pub fn error(&self, cx: &Cx, key: &str, reason: impl Into<String>) {
+        cx.error(self.line_of(cx, key), &self.key_path(key), reason);
+    }
+
+    fn value(&self, cx: &Cx, key: &str) -> Option<(&'a Value, usize)> {
+        let (item, line) = self.raw(cx, key)?;
+        match item.as_value() {
+            Some(v) => Some((v, line)),
+            None => {
+                cx.error(line, &self.key_path(key), "expected a value, found a table");
+                None
+            }
+        }
+    }
+
+    /// A string value.
+    pub fn str(&self, cx: &Cx, key: &str) -> Option<String> {
+        let (v, line) = self.value(cx, key)?;
+        match v.as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                cx.error(line, &self.key_path(key), format!("expected a string, found {}", v.type_name()));
+                None
+            }
+        }
+    }
+
+    /// A required string value.
+    pub fn req_str(&self, cx: &Cx, key: &str) -> Option<String> {
+        if !self.t.contains_key(key) {
+            cx.error(self.line, &self.key_path(key), "missing (required)");
+            return None;
+        }
+        self.str(cx, key)
+    }
+
+    /// A string parsed with `parse` (which returns the reason on failure).
+    pub fn parsed<T>(&self, cx: &Cx, key: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
+        let (v, line) = self.value(cx, key)?;
+        let Some(s) = v.as_str() else {
+            cx.error(
+                line,
+                &self.key_path(key),
+                format!("expected a string with a unit, found {} (quote it, e.g. \"10Mbps\")", v.type_name()),
+            );
+            return None;
+        };
+        match parse(s) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                cx.error(line, &self.key_path(key), e);
+                None
+            }
+        }
+    }
+
+    /// A rate (bits per second).
+    pub fn rate(&self, cx: &Cx, key: &str) -> Option<u64> {
+        self.parsed(cx, key, units::parse_rate)
+    }
+    /// A time.
+    pub fn time(&self, cx: &Cx, key: &str) -> Option<Time> {
+        self.parsed(cx, key, units::parse_time)
+    }
+    /// A size in bytes.
+    pub fn size(&self, cx: &Cx, key: &str) -> Option<u64> {
+        self.parsed(cx, key, units::parse_size)
+    }
+
+    /// A number (integer or float).
+    pub fn num(&self, cx: &Cx, key: &str) -> Option<f64> {
+        let (v, line) = self.value(cx, key)?;
+        match v {
+            Value::Integer(i) => Some(*i.value() as f64),
+            Value::Float(f) => Some(*f.value()),
+            _ => {
+                cx.error(line, &self.key_path(key), format!("expected a number, found {}", v.type_name()));
+                None
+            }
+        }
+    }
+
+    /// A number within [lo, hi].
+    pub fn num_in(&self, cx: &Cx, key: &str, lo: f64, hi: f64) -> Option<f64> {
+        let x = self.num(cx, key)?;
+        if !(x >= lo && x <= hi) {
+            self.error(cx, key, format!("must be between {lo} and {hi}, got {x}"));
+            return None;
+        }
+        Some(x)
+    }
+
+    /// A non-negative integer.
+    pub fn uint(&self, cx: &Cx, key: &str) -> Option<u64> {
+        let (v, line) = self.value(cx, key)?;
+        match v.as_integer() {
+            Some(i) if i >= 0 => Some(i as u64),
+            Some(i) => {
+                cx.error(line, &self.key_path(key), format!("must not be negative, got {i}"));
+                None
+            }
+            None => {
+                cx.error(line, &self.key_path(key), format!("expected an integer, found {}", v.type_name()));
+                None
+            }
+        }
+    }
+
+    /// A boolean.
+    pub fn bool(&self, cx: &Cx, key: &str) -> Option<bool> {
+        let (v, line) = self.value(cx, key)?;
+        match v.as_bool() {
+            Some(b) => Some(b),
+            None => {
+                cx.error(line, &self.key_path(key), format!("expected true or false, found {}", v.type_name()));
+                None
+            }
+        }
+    }
+
+    /// An array of values.
+    pub fn array(&self, cx: &Cx, key: &str) -> Option<Vec<(&'a Value, usize)>> {
+        let (v, line) = self.value(cx, key)?;
+        match v.as_array() {
+            Some(a) => Some(
+                a.iter()
+                    .map(|x| (x, x.span().map(|s| cx.line_of(s.start)).unwrap_or(line)))
+                    .collect(),
+            ),
+            None => {
+                cx.error(line, &self.key_path(key), format!("expected an array, found {}", v.type_name()));
+                None
+            }
+        }
+    }
+
+    /// A sub-table (standard or inline).
+    pub fn table(&self, cx: &Cx, key: &str) -> Option<Tbl<'a>> {
+        let (item, line) = self.raw(cx, key)?;
+        match item.as_table_like() {
+            Some(t) => Some(Tbl::new(t, &self.key_path(key), line)),
+            None => {
+                cx.error(line, &self.key_path(key), format!("expected a table, found {}", item.type_name()));
+                None
+            }
+        }
+    }
+
+    /// An array of tables (`[[key]]`), each wrapped with path `key.N`.
+    pub fn tables(&self, cx: &Cx, key: &str) -> Vec<Tbl<'a>> {
+        let Some((item, line)) = self.raw(cx, key) else {
+            return Vec::new();
+        };
+        if let Some(a) = item.as_array_of_tables() {
+            return a
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let l = t.span().map(|s| cx.line_of(s.start)).unwrap_or(line);
+                    Tbl::new(t, &format!("{}.{}", self.key_path(key), i), l)
+                })
+                .collect();
+        }
+        if let Some(a) = item.as_array() {
+            let mut out = Vec::new();
+            for (i, v) in a.iter().enumerate() {
+                match v.as_inline_table() {
+                    Some(t) => out.push(Tbl::new(t, &format!("{}.{}", self.key_path(key), i), line)),
+                    None => cx.error(line, &format!("{}.{}", self.key_path(key), i), "expected a table"),
+                }
+            }
+            return out;
+        }
+        cx.error(line, &self.key_path(key), format!("expected an array of tables ([[{key}]]), found {}", item.type_name()));
+        Vec::new()
+    }
+
+    /// The keys of the table, in order.
+    pub fn keys(&self) -> Vec<String> {
+        self.t.iter().map(|(k, _)| k.to_string()).collect()
+    }
+
+    /// Reports every key that was never read as unknown, suggesting the closest known one.
+    pub fn finish(&self, cx: &Cx, known: &[&str]) {
+        let used = self.used.borrow();
+        for (k, _) in self.t.iter() {
+            if !used.contains(k) {
+                let hint = closest(k, known)
+                    .map(|s| format!(" (did you mean {s:?}?)"))
+                    .unwrap_or_default();
+                let mut expected: Vec<&str> = known.to_vec();
+                expected.sort_unstable();
+                self.error(cx, k, format!("unknown key{hint}; expected one of: {}", expected.join(", ")));
+            }
+        }
+    }
+}
+
+fn closest<'k>(k: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|c| (edit_distance(k, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min()
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let c = if a[i - 1] == b[j - 1] { 0 } else { 1 };
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + c);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,126 @@
+//! The scenario language: valid files build and run; each kind of bad input gets a
+//! diagnostic naming the file, line, key and reason.
+
+use qossim::scenario::{self, Diagnostic};
+use std::path::Path;
+
+fn diags(text: &str) -> Vec<Diagnostic> {
+    scenario::parse(text, "s.toml", Path::new("."), &[]).expect_err("should be invalid")
+}
+
+const OK: &str = r#"
+[run]
+duration = "2s"
+warmup = "0.5s"
+[topology]
+kind = "dumbbell"
+hosts = 2
+access_rate = "100Mbps"
+bottleneck_rate = "10Mbps"
+[[traffic]]
+name = "v"
+from = "s0"
+to = "d1"
+model = "CBR"
+flows = 10
+[[metric]]
+kind = "link_throughput"
+link = "r0-r1"
+"#;
+
+#[test]
+fn valid_scenario_runs_and_measures() {
+    let sc = scenario::parse(OK, "s.toml", Path::new("."), &[]).unwrap();
+    let out = scenario::run(&sc, Some(3), &mut |_| true).unwrap();
+    // 10 flows x 64 kb/s cross the bottleneck.
+    let thr = out.summary["link.r0-r1.throughput_bps"].as_f64().unwrap();
+    assert!((thr - 640_000.0).abs() / 640_000.0 < 0.01, "{thr}");
+    assert_eq!(out.series.len(), 1);
+    assert_eq!(out.series[0].name, "r0-r1.throughput");
+}
+
+#[test]
+fn overrides_change_values_and_are_blamed_on_set() {
+    let o = vec![("traffic.0.flows".to_string(), "20".to_string())];
+    let sc = scenario::parse(OK, "s.toml", Path::new("."), &o).unwrap();
+    assert_eq!(sc.traffic[0].flows, 20);
+    let bad = vec![("topology.bottleneck_rate".to_string(), "\"fast\"".to_string())];
+    let d = scenario::parse(OK, "s.toml", Path::new("."), &bad).unwrap_err();
+    assert_eq!(d[0].file, "--set");
+    assert_eq!(d[0].path, "topology.bottleneck_rate");
+}
+
+fn expect(text: &str, line: usize, path: &str, needle: &str) {
+    let d = diags(text);
+    assert!(
+        d.iter()
+            .any(|d| d.line == line && d.path == path && d.reason.contains(needle)),
+        "expected {line}:{path}: ..{needle}.. in {:#?}",
+        d
+    );
+    for x in &d {
+        assert!(x.to_string().starts_with("s.toml:") || x.file == "--set");
+    }
+}
+
+#[test]
+fn every_problem_is_reported_with_its_line() {
+    let text = OK
+        .replace("hosts = 2", "hosts = 2\nhost = 3")
+        .replace("link = \"r0-r1\"", "link = \"r0-r1\"\ninterval = \"50\"")
+        .replace("to = \"d1\"", "to = \"d9\"");
+    let d = diags(&text);
+    assert!(d.len() >= 3, "{d:#?}");
+    expect(&text, 8, "topology.host", "did you mean \"hosts\"");
+    expect(&text, 20, "metric.0.interval", "no unit");
+    expect(&text, 14, "traffic.0.to", "unknown node \"d9\"");
+}
+
+#[test]
+fn malformed_inputs() {
+    expect(&OK.replace("\"2s\"", "\"-2s\""), 3, "run.duration", "negative");
+    expect(&OK.replace("\"2s\"", "2"), 3, "run.duration", "expected a string with a unit");
+    expect(&OK.replace("\"100Mbps\"", "\"0Mbps\""), 8, "topology.access_rate", "positive");
+    expect(&OK.replace("\"10Mbps\"", "\"10Mbs\""), 9, "topology.bottleneck_rate", "unknown rate unit");
+    expect(&OK.replace("flows = 10", "flows = -1"), 15, "traffic.0.flows", "negative");
+    expect(&OK.replace("\"dumbbell\"", "\"bell\""), 6, "topology.kind", "unknown topology");
+    expect(&OK.replace("\"r0-r1\"", "\"r0-r9\""), 18, "metric.0.link", "unknown link");
+    expect(&OK.replace("\"CBR\"", "\"G.712\""), 14, "traffic.0.model", "unknown model");
+    expect(&OK.replace("warmup = \"0.5s\"", "warmup = \"5s\""), 4, "run.warmup", "shorter");
+    let bad_trace = OK.replace("model = \"CBR\"", "model = \"trace\"\ntrace = \"/nonexistent.txt\"");
+    expect(&bad_trace, 15, "traffic.0.trace", "cannot read trace");
+    let syntax = diags("[run\nduration=1");
+    assert_eq!(syntax[0].path, "(syntax)");
+}
+
+#[test]
+fn disconnected_routes_are_rejected() {
+    let text = r#"
+[run]
+duration = "1s"
+[topology]
+kind = "graph"
+nodes = ["a", "b", "c"]
+rate = "1Mbps"
+[[topology.link]]
+from = "a"
+to = "b"
+duplex = false
+[[traffic]]
+name = "x"
+from = "b"
+to = "a"
+model = "CBR"
+"#;
+    expect(text, 15, "traffic.0.to", "no route from b to a");
+    let routed = text.replace("model = \"CBR\"", "model = \"CBR\"\nroute = [\"b\", \"c\", \"a\"]");
+    expect(&routed, 17, "traffic.0.route", "route does not connect");
+}
+
+#[test]
+fn reference_scenario_file_is_valid() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/reference.toml");
+    let sc = scenario::load(&p, &[("run.duration".into(), "\"0.5s\"".into()), ("run.warmup".into(), "\"0.1s\"".into())]).unwrap();
+    assert_eq!(sc.traffic[0].flows, 1000);
+    assert_eq!(sc.topology.links[sc.topology.link("n1-n2").unwrap()].rate, 155_520_000);
+}

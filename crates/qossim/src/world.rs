@@ -6,7 +6,7 @@
 //! them the clock, timers, the network (to send packets), the flow table and the other
 //! agents (to spawn, stop or call them).
 
-use crate::engine::{EventId, Event, Scheduler, Target};
+use crate::engine::{Event, EventId, Scheduler, Target};
 use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series, TimeAverage};
 use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, Packet, NONE};
 use crate::rng::{fnv1a64, Rng};
@@ -153,7 +153,9 @@ impl Flows {
 #[derive(Default)]
 pub struct Agents {
     slots: Vec<Option<Box<dyn Agent>>>,
-    names: Vec<String>,
+    /// Names of the agents that have one (flows spawned by generators are anonymous, which
+    /// keeps an idle flow small).
+    names: HashMap<AgentId, String>,
 }
 
 impl Agents {
@@ -165,9 +167,9 @@ impl Agents {
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
-    /// The name an agent was given.
+    /// The name an agent was given (empty if none).
     pub fn name(&self, id: AgentId) -> &str {
-        &self.names[id as usize]
+        self.names.get(&id).map(String::as_str).unwrap_or("")
     }
     /// Typed access to an agent (None if it was stopped, is running right now, or has
     /// another type).
@@ -271,7 +273,8 @@ impl<'a> Ctx<'a> {
     /// Adds a new agent; its `start` runs at the current time, after this handler.
     pub fn spawn(&mut self, name: String, agent: Box<dyn Agent>) -> AgentId {
         let id = push_agent(self.agents, name, agent);
-        self.sched.at(self.sched.now(), Event::new(Target::Agent(id), START));
+        self.sched
+            .at(self.sched.now(), Event::new(Target::Agent(id), START));
         id
     }
     /// Stops an agent: it receives nothing more and its pending timers are ignored.
@@ -314,8 +317,11 @@ impl<'a> Ctx<'a> {
 
 fn push_agent(agents: &mut Agents, name: String, agent: Box<dyn Agent>) -> AgentId {
     agents.slots.push(Some(agent));
-    agents.names.push(name);
-    (agents.slots.len() - 1) as AgentId
+    let id = (agents.slots.len() - 1) as AgentId;
+    if !name.is_empty() {
+        agents.names.insert(id, name);
+    }
+    id
 }
 
 type Action = Box<dyn FnMut(&mut World)>;
@@ -384,7 +390,8 @@ impl World {
         self.warmup = t;
         self.flows.warmup = t;
         let id = self.actions.len() as u32;
-        self.actions.push(Some(Box::new(|w: &mut World| w.end_warmup())));
+        self.actions
+            .push(Some(Box::new(|w: &mut World| w.end_warmup())));
         self.sched.at(t, Event::new(Target::Action(id), 0));
     }
 
@@ -530,7 +537,7 @@ impl World {
     /// Runs one event. Returns false when nothing is pending.
     #[inline]
     pub fn step(&mut self) -> bool {
-        let Some(e) = self.sched.next() else {
+        let Some(e) = self.sched.pop_next() else {
             return false;
         };
         self.dispatch(e.time, e.event);
@@ -651,7 +658,10 @@ impl World {
             let st = &l.stats;
             let bytes = st.tx_bytes - base.0;
             m.insert(p.clone() + "tx_pkts", json!(st.tx_pkts));
-            m.insert(p.clone() + "throughput_bps", json!(bytes as f64 * 8.0 / measured));
+            m.insert(
+                p.clone() + "throughput_bps",
+                json!(bytes as f64 * 8.0 / measured),
+            );
             m.insert(
                 p.clone() + "utilization",
                 json!(bytes as f64 * 8.0 / measured / l.rate_bps as f64),
@@ -661,7 +671,10 @@ impl World {
                 json!((st.tx_bytes_pcn - base.2) as f64 * 8.0 / measured),
             );
             m.insert(p.clone() + "drops", json!(st.drops.pkts));
-            m.insert(p.clone() + "drops_overflow", json!(st.drops.overflow_total()));
+            m.insert(
+                p.clone() + "drops_overflow",
+                json!(st.drops.overflow_total()),
+            );
             m.insert(p.clone() + "drops_early", json!(st.drops.early_total()));
             m.insert(p.clone() + "drops_policed", json!(st.drops.policed));
             m.insert(p.clone() + "queue_mean_pkts", json!(st.queue_avg.mean(now)));
@@ -691,18 +704,25 @@ impl World {
                         json!(g.delay.quantile(q) as f64 / 1e12),
                     );
                 }
-                m.insert(p.clone() + "delay_max_s", json!(g.delay.max() as f64 / 1e12));
+                m.insert(
+                    p.clone() + "delay_max_s",
+                    json!(g.delay.max() as f64 / 1e12),
+                );
             }
         }
         let warm = to_secs(self.warmup);
-        for s in self.samplers.iter().map(|s| &s.series).chain(self.rec.series.iter()) {
-            let vals: Vec<f64> = s
-                .t
-                .iter()
-                .zip(&s.v)
-                .filter(|(t, _)| **t > warm)
-                .map(|(_, v)| *v)
-                .collect();
+        for s in self
+            .samplers
+            .iter()
+            .map(|s| &s.series)
+            .chain(self.rec.series.iter())
+        {
+            let vals: Vec<f64> =
+                s.t.iter()
+                    .zip(&s.v)
+                    .filter(|(t, _)| **t > warm)
+                    .map(|(_, v)| *v)
+                    .collect();
             if vals.is_empty() {
                 continue;
             }
@@ -716,8 +736,14 @@ impl World {
             if let Some(a) = slot {
                 let mut out = Vec::new();
                 a.report(now, &mut out);
+                let name = self.agents.name(i as AgentId);
+                let name = if name.is_empty() {
+                    format!("#{i}")
+                } else {
+                    name.to_string()
+                };
                 for (k, v) in out {
-                    m.insert(format!("agent.{}.{}", self.agents.names[i], k), v);
+                    m.insert(format!("agent.{name}.{k}"), v);
                 }
             }
         }

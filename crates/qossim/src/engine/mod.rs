@@ -126,7 +126,7 @@ impl<Q: EventQueue> Scheduler<Q> {
 
     /// Removes the next live event and advances the clock to it.
     #[inline]
-    pub fn next(&mut self) -> Option<Entry> {
+    pub fn pop_next(&mut self) -> Option<Entry> {
         loop {
             let e = self.queue.pop()?;
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
@@ -138,7 +138,7 @@ impl<Q: EventQueue> Scheduler<Q> {
         }
     }
 
-    /// Like [`Scheduler::next`], but leaves events later than `end` pending.
+    /// Like [`Scheduler::pop_next`], but leaves events later than `end` pending.
     #[inline]
     pub fn next_until(&mut self, end: Time) -> Option<Entry> {
         loop {
@@ -176,7 +176,7 @@ mod tests {
         s.after(10, Event::new(Target::Agent(2), 2));
         s.after(5, Event::new(Target::Agent(3), 3));
         s.cancel(a);
-        let got: Vec<u32> = std::iter::from_fn(|| s.next().map(|e| e.event.kind)).collect();
+        let got: Vec<u32> = std::iter::from_fn(|| s.pop_next().map(|e| e.event.kind)).collect();
         assert_eq!(got, vec![3, 2]);
         assert_eq!(s.now(), 10);
     }
@@ -187,7 +187,7 @@ mod tests {
         for k in 0..100 {
             s.at(7, Event::new(Target::Agent(0), k));
         }
-        let got: Vec<u32> = std::iter::from_fn(|| s.next().map(|e| e.event.kind)).collect();
+        let got: Vec<u32> = std::iter::from_fn(|| s.pop_next().map(|e| e.event.kind)).collect();
         assert_eq!(got, (0..100).collect::<Vec<_>>());
     }
 }

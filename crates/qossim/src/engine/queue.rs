@@ -134,7 +134,11 @@ impl RadixHeapQueue {
         let i = rest.trailing_zeros() as usize;
         let mut bucket = std::mem::take(&mut self.buckets[i]);
         self.mask &= !(1u128 << i);
-        let min = bucket.iter().map(|e| e.time).min().expect("non-empty bucket");
+        let min = bucket
+            .iter()
+            .map(|e| e.time)
+            .min()
+            .expect("non-empty bucket");
         self.last = min;
         for e in bucket.drain(..) {
             let b = self.bucket_of(e.time);
@@ -147,7 +151,7 @@ impl RadixHeapQueue {
         }
         let b0 = &mut self.buckets[0];
         if b0.len() > 1 {
-            b0.sort_unstable_by(|x, y| y.seq.cmp(&x.seq));
+            b0.sort_unstable_by_key(|x| std::cmp::Reverse(x.seq));
         }
     }
 }
@@ -248,7 +252,10 @@ mod tests {
         let b = drain(&mut RadixHeapQueue::new(), &ops);
         assert_eq!(a, b);
         for w in a.windows(2) {
-            assert!((w[0].0, w[0].1) < (w[1].0, w[1].1), "not ordered by (time, seq)");
+            assert!(
+                (w[0].0, w[0].1) < (w[1].0, w[1].1),
+                "not ordered by (time, seq)"
+            );
         }
     }
 }

@@ -94,6 +94,8 @@ pub struct Link {
     /// FIFO fast path: the tail-drop limit, when the discipline is a plain FIFO and no
     /// hook needs departure calls.
     fast: Option<Limit>,
+    /// Number of hooks when `fast` was last decided (hooks may be pushed directly).
+    hooks_seen: usize,
     /// FIFO fast path: when the transmitter is next free.
     busy_until: Time,
     /// FIFO fast path: accepted packets whose transmission has not been accounted yet,
@@ -238,6 +240,7 @@ impl Network {
             wake_pending: false,
             in_flight: VecDeque::new(),
             fast: None,
+            hooks_seen: 0,
             busy_until: 0,
             ledger: VecDeque::new(),
             waiting_bytes: 0,
@@ -251,6 +254,7 @@ impl Network {
     /// discipline or hooks before the run starts; [`Network::add_hook`] does it).
     pub fn refresh_fast_path(&mut self, link: LinkId) {
         let l = &mut self.links[link as usize];
+        l.hooks_seen = l.hooks.len();
         l.fast = if l.hooks.iter().any(|h| h.wants_departures()) {
             None
         } else {
@@ -287,7 +291,10 @@ impl Network {
             if a.to != b.from {
                 return Err(format!(
                     "route does not connect: link {} ends at {} but link {} starts at {}",
-                    a.name, self.nodes[a.to as usize].name, b.name, self.nodes[b.from as usize].name
+                    a.name,
+                    self.nodes[a.to as usize].name,
+                    b.name,
+                    self.nodes[b.from as usize].name
                 ));
             }
         }
@@ -447,6 +454,9 @@ impl Network {
         sched: &mut Scheduler<Q>,
     ) {
         let now = sched.now();
+        if self.links[link as usize].hooks.len() != self.links[link as usize].hooks_seen {
+            self.refresh_fast_path(link);
+        }
         let l = &mut self.links[link as usize];
         l.stats.arrivals += 1;
         if l.fast.is_some() {
@@ -467,6 +477,18 @@ impl Network {
         }
         if let Some(limit) = l.fast {
             Self::fast_enqueue(l, link, limit, pkt, sched);
+            return;
+        }
+        if !l.busy && !l.wake_pending && l.qdisc.is_empty() && l.qdisc.fifo_limit().is_some() {
+            // A FIFO's limit counts waiting packets: an idle port always takes the packet
+            // (the same rule as the fast path, so a zero buffer is a loss system).
+            l.qdisc.enqueue(pkt, now, &mut DropLog::default());
+            if l.qdisc.is_empty() {
+                // The limit is zero: hand the packet over directly.
+                Self::transmit(l, link, pkt, sched);
+                return;
+            }
+            Self::start_tx(l, link, sched);
             return;
         }
         l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
@@ -539,28 +561,7 @@ impl Network {
     fn start_tx<Q: crate::engine::EventQueue>(l: &mut Link, id: LinkId, sched: &mut Scheduler<Q>) {
         let now = sched.now();
         match l.qdisc.dequeue(now) {
-            Dequeue::Packet(pkt) => {
-                l.stats.queue_avg.set(now, l.qdisc.len() as f64);
-                for h in l.hooks.iter_mut() {
-                    if h.wants_departures() {
-                        h.on_departure(&pkt, now);
-                    }
-                }
-                l.stats.tx_pkts += 1;
-                l.stats.tx_bytes += pkt.size as u64;
-                l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
-                if pkt.has(marks::PCN) {
-                    l.stats.tx_bytes_pcn += pkt.size as u64;
-                }
-                let done = now + tx_time(pkt.size, l.rate_bps);
-                l.busy = true;
-                sched.at(done, Event::new(Target::Port(id), 0));
-                let arrive = done + l.delay;
-                if l.in_flight.is_empty() {
-                    sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
-                }
-                l.in_flight.push_back((arrive, pkt));
-            }
+            Dequeue::Packet(pkt) => Self::transmit(l, id, pkt, sched),
             Dequeue::Empty => {}
             Dequeue::Until(t) => {
                 if !l.wake_pending {
@@ -569,6 +570,37 @@ impl Network {
                 }
             }
         }
+    }
+
+    /// Starts transmitting `pkt` now (general path).
+    #[inline]
+    fn transmit<Q: crate::engine::EventQueue>(
+        l: &mut Link,
+        id: LinkId,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let now = sched.now();
+        l.stats.queue_avg.set(now, l.qdisc.len() as f64);
+        for h in l.hooks.iter_mut() {
+            if h.wants_departures() {
+                h.on_departure(&pkt, now);
+            }
+        }
+        l.stats.tx_pkts += 1;
+        l.stats.tx_bytes += pkt.size as u64;
+        l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
+        if pkt.has(marks::PCN) {
+            l.stats.tx_bytes_pcn += pkt.size as u64;
+        }
+        let done = now + tx_time(pkt.size, l.rate_bps);
+        l.busy = true;
+        sched.at(done, Event::new(Target::Port(id), 0));
+        let arrive = done + l.delay;
+        if l.in_flight.is_empty() {
+            sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
+        }
+        l.in_flight.push_back((arrive, pkt));
     }
 
     /// Handles a port event: end of a transmission (`kind` 0) or a queue discipline's
@@ -600,7 +632,10 @@ impl Network {
         sched: &mut Scheduler<Q>,
     ) -> (NodeId, Packet) {
         let l = &mut self.links[link as usize];
-        let (_, pkt) = l.in_flight.pop_front().expect("arrival with nothing in flight");
+        let (_, pkt) = l
+            .in_flight
+            .pop_front()
+            .expect("arrival with nothing in flight");
         if let Some(&(t, _)) = l.in_flight.front() {
             sched.at(t, Event::new(Target::LinkArrival(link), 0));
         }

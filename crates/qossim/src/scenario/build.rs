@@ -100,12 +100,13 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<World, String> {
                 let mut phase = w.rng(&format!("traffic.{}.phase", t.name));
                 let spacing = t.model.spacing();
                 let stop = t.stop.unwrap_or(u64::MAX);
+                let shared = t.model.shared_choices();
                 for i in 0..t.flows {
                     let mut r = w.rng(&format!("traffic.{}/{i}", t.name));
-                    let model = t.model.pick(&mut r).clone();
+                    let model = shared[t.model.pick_index(&mut r)].clone();
                     let flow = w.flows.open(group, t.start);
                     let offset = t.start + secs(phase.uniform() * spacing);
-                    let s = Source::new(&model, tmpl, flow, offset, stop, t.jitter, r);
+                    let s = Source::with_shared(model, tmpl, flow, offset, stop, t.jitter, r);
                     w.add_agent("", Box::new(s));
                 }
             }

@@ -134,7 +134,9 @@ pub fn apply_overrides(text: &str, overrides: &[(String, String)]) -> Result<Str
     if overrides.is_empty() {
         return Ok(text.to_string());
     }
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
     for (path, raw) in overrides {
         let value: toml_edit::Value = raw
             .parse::<toml_edit::Value>()
@@ -225,7 +227,11 @@ pub fn parse(
                 .map(|(p, r)| (p.to_string(), r.to_string()))
                 .unwrap_or_else(|| (String::new(), e.clone()));
             return Err(vec![Diagnostic {
-                file: if path.is_empty() { file.to_string() } else { "--set".into() },
+                file: if path.is_empty() {
+                    file.to_string()
+                } else {
+                    "--set".into()
+                },
                 line: 1,
                 path,
                 reason,
@@ -246,7 +252,11 @@ pub fn parse(
             }]);
         }
     };
-    let cx = Cx::new(file, &merged, overrides.iter().map(|(k, _)| k.clone()).collect());
+    let cx = Cx::new(
+        file,
+        &merged,
+        overrides.iter().map(|(k, _)| k.clone()).collect(),
+    );
     let root = Tbl::new(doc.as_table(), "", 1);
     let sc = read(&cx, &root, file, base_dir);
     root.finish(&cx, &["run", "topology", "links", "traffic", "metric"]);
@@ -269,7 +279,10 @@ pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, Vec
             reason: format!("cannot read scenario: {e}"),
         }]
     })?;
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let base = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     parse(&text, &file, &base, overrides)
 }
 
@@ -297,7 +310,11 @@ fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
     let mut names = std::collections::HashSet::new();
     for (i, t) in traffic.iter().enumerate() {
         if !names.insert(t.name.clone()) {
-            cx.error(1, &format!("traffic.{i}.name"), format!("duplicate traffic name {:?}", t.name));
+            cx.error(
+                1,
+                &format!("traffic.{i}.name"),
+                format!("duplicate traffic name {:?}", t.name),
+            );
         }
     }
     let metrics = root
@@ -326,8 +343,16 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
         cx.error(t.line(), "run.duration", "missing (required)");
         None
     };
-    let warmup = if t.has("warmup") { t.time(cx, "warmup") } else { Some(0) };
-    let seed = if t.has("seed") { t.uint(cx, "seed") } else { Some(1) };
+    let warmup = if t.has("warmup") {
+        t.time(cx, "warmup")
+    } else {
+        Some(0)
+    };
+    let seed = if t.has("seed") {
+        t.uint(cx, "seed")
+    } else {
+        Some(1)
+    };
     t.finish(cx, &["duration", "warmup", "seed"]);
     let (d, w) = (duration?, warmup?);
     if d == 0 {
@@ -350,7 +375,11 @@ fn node_ref(cx: &Cx, t: &Tbl, key: &str, topo: &Topology) -> Option<usize> {
     match topo.node(&name) {
         Some(i) => Some(i),
         None => {
-            t.error(cx, key, format!("unknown node {name:?}; nodes are: {}", topo.node_list()));
+            t.error(
+                cx,
+                key,
+                format!("unknown node {name:?}; nodes are: {}", topo.node_list()),
+            );
             None
         }
     }
@@ -370,19 +399,35 @@ fn period(cx: &Cx, t: &Tbl, key: &str, default: f64) -> Option<Period> {
 fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<SourceModel> {
     let name = t.req_str(cx, "model")?;
     let size = |cx: &Cx, default: Option<u64>| -> Option<u32> {
-        let s = if t.has("size") { t.size(cx, "size") } else if let Some(d) = default { Some(d) } else {
-            cx.error(t.line(), &t.key_path("size"), format!("missing (required for model {name:?})"));
+        let s = if t.has("size") {
+            t.size(cx, "size")
+        } else if let Some(d) = default {
+            Some(d)
+        } else {
+            cx.error(
+                t.line(),
+                &t.key_path("size"),
+                format!("missing (required for model {name:?})"),
+            );
             None
         }?;
         if s == 0 || s > 65_535 * 16 {
-            t.error(cx, "size", format!("packet size must be between 1 B and 1 MiB, got {s} B"));
+            t.error(
+                cx,
+                "size",
+                format!("packet size must be between 1 B and 1 MiB, got {s} B"),
+            );
             return None;
         }
         Some(s as u32)
     };
     let interval = |cx: &Cx| -> Option<f64> {
         if !t.has("interval") {
-            cx.error(t.line(), &t.key_path("interval"), format!("missing (required for model {name:?})"));
+            cx.error(
+                t.line(),
+                &t.key_path("interval"),
+                format!("missing (required for model {name:?})"),
+            );
             return None;
         }
         let i = t.time(cx, "interval")?;
@@ -412,16 +457,30 @@ fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<SourceModel> {
             let rate = if t.has("rate") {
                 t.parsed(cx, "rate", units::parse_per_second)
             } else {
-                cx.error(t.line(), &t.key_path("rate"), "missing (required for model \"poisson\": packets per second, e.g. \"800/s\")");
+                cx.error(
+                    t.line(),
+                    &t.key_path("rate"),
+                    "missing (required for model \"poisson\": packets per second, e.g. \"800/s\")",
+                );
                 None
             };
-            let dist = if t.has("size_dist") { t.str(cx, "size_dist") } else { Some("fixed".into()) };
+            let dist = if t.has("size_dist") {
+                t.str(cx, "size_dist")
+            } else {
+                Some("fixed".into())
+            };
             let s = size(cx, None);
             let sd = match dist.as_deref() {
                 Some("fixed") => s.map(SizeDist::Fixed),
                 Some("geometric") | Some("exponential") => s.map(|b| SizeDist::Geometric(b as f64)),
                 Some(other) => {
-                    t.error(cx, "size_dist", format!("unknown size distribution {other:?}; use \"fixed\" or \"exponential\""));
+                    t.error(
+                        cx,
+                        "size_dist",
+                        format!(
+                            "unknown size distribution {other:?}; use \"fixed\" or \"exponential\""
+                        ),
+                    );
                     None
                 }
                 None => None,
@@ -435,11 +494,19 @@ fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<SourceModel> {
         }
         "trace" => {
             let s = size(cx, Some(1500));
-            let spacing = if t.has("spacing") { t.time(cx, "spacing").map(crate::time::to_secs) } else { Some(0.001) };
+            let spacing = if t.has("spacing") {
+                t.time(cx, "spacing").map(crate::time::to_secs)
+            } else {
+                Some(0.001)
+            };
             let trace = if t.has("trace") {
                 let f = t.str(cx, "trace")?;
                 if f == "synthetic-mpeg" {
-                    let mean = if t.has("trace_mean") { t.rate(cx, "trace_mean")? } else { 769_000 };
+                    let mean = if t.has("trace_mean") {
+                        t.rate(cx, "trace_mean")?
+                    } else {
+                        769_000
+                    };
                     Some(FrameTrace::synthetic_mpeg(mean as f64, 600.0, 1))
                 } else {
                     let p = base.join(&f);
@@ -483,10 +550,26 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
     let from = node_ref(cx, t, "from", topo);
     let to = node_ref(cx, t, "to", topo);
     let model = read_model(cx, t, base);
-    let flows = if t.has("flows") { t.uint(cx, "flows") } else { Some(1) };
-    let start = if t.has("start") { t.time(cx, "start") } else { Some(0) };
-    let stop = if t.has("stop") { t.time(cx, "stop").map(Some) } else { Some(None) };
-    let jitter = if t.has("jitter") { t.num_in(cx, "jitter", 0.0, 1.0) } else { Some(0.0) };
+    let flows = if t.has("flows") {
+        t.uint(cx, "flows")
+    } else {
+        Some(1)
+    };
+    let start = if t.has("start") {
+        t.time(cx, "start")
+    } else {
+        Some(0)
+    };
+    let stop = if t.has("stop") {
+        t.time(cx, "stop").map(Some)
+    } else {
+        Some(None)
+    };
+    let jitter = if t.has("jitter") {
+        t.num_in(cx, "jitter", 0.0, 1.0)
+    } else {
+        Some(0.0)
+    };
     let class = if t.has("class") {
         t.uint(cx, "class").and_then(|c| {
             if c > 255 {
@@ -500,32 +583,58 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
         Some(0)
     };
     let route = if t.has("route") {
-        t.array(cx, "route").and_then(|a| {
-            let mut out = Vec::new();
-            for (v, line) in a {
-                match v.as_str().and_then(|n| topo.node(n)) {
-                    Some(i) => out.push(i),
-                    None => {
-                        cx.error(line, &t.key_path("route"), format!("unknown node {v}; nodes are: {}", topo.node_list()));
-                        return None;
+        t.array(cx, "route")
+            .and_then(|a| {
+                let mut out = Vec::new();
+                for (v, line) in a {
+                    match v.as_str().and_then(|n| topo.node(n)) {
+                        Some(i) => out.push(i),
+                        None => {
+                            cx.error(
+                                line,
+                                &t.key_path("route"),
+                                format!("unknown node {v}; nodes are: {}", topo.node_list()),
+                            );
+                            return None;
+                        }
                     }
                 }
-            }
-            Some(out)
-        }).map(Some)
+                Some(out)
+            })
+            .map(Some)
     } else {
         Some(None)
     };
     let calls = if t.has("calls") {
-        t.table(cx, "calls").and_then(|c| read_calls(cx, &c, model.as_ref())).map(Some)
+        t.table(cx, "calls")
+            .and_then(|c| read_calls(cx, &c, model.as_ref()))
+            .map(Some)
     } else {
         Some(None)
     };
     t.finish(
         cx,
         &[
-            "name", "from", "to", "model", "size", "interval", "on", "off", "rate", "size_dist", "trace",
-            "trace_mean", "spacing", "flows", "start", "stop", "jitter", "class", "route", "calls",
+            "name",
+            "from",
+            "to",
+            "model",
+            "size",
+            "interval",
+            "on",
+            "off",
+            "rate",
+            "size_dist",
+            "trace",
+            "trace_mean",
+            "spacing",
+            "flows",
+            "start",
+            "stop",
+            "jitter",
+            "class",
+            "route",
+            "calls",
         ],
     );
     let (from, to, route) = (from?, to?, route?);
@@ -559,7 +668,10 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
                 t.error(
                     cx,
                     "to",
-                    format!("no route from {} to {}: the topology does not connect them", topo.nodes[from], topo.nodes[to]),
+                    format!(
+                        "no route from {} to {}: the topology does not connect them",
+                        topo.nodes[from], topo.nodes[to]
+                    ),
                 );
                 return None;
             }
@@ -581,21 +693,34 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
 }
 
 fn read_calls(cx: &Cx, c: &Tbl, model: Option<&SourceModel>) -> Option<CallsSpec> {
-    let kind = if c.has("arrivals") { c.str(cx, "arrivals") } else { Some("poisson".into()) };
-    let holding = if c.has("holding") {
-        c.parsed(cx, "holding", units::parse_dist).and_then(|d| match d {
-            units::Dist::Exp(m) => Some(Holding::Exp(m)),
-            units::Dist::Fixed(m) => Some(Holding::Fixed(m)),
-            units::Dist::Pareto(..) => {
-                c.error(cx, "holding", "holding times are exponential or fixed");
-                None
-            }
-        })
+    let kind = if c.has("arrivals") {
+        c.str(cx, "arrivals")
     } else {
-        cx.error(c.line(), &c.key_path("holding"), "missing (required: e.g. \"exp:60s\")");
+        Some("poisson".into())
+    };
+    let holding = if c.has("holding") {
+        c.parsed(cx, "holding", units::parse_dist)
+            .and_then(|d| match d {
+                units::Dist::Exp(m) => Some(Holding::Exp(m)),
+                units::Dist::Fixed(m) => Some(Holding::Fixed(m)),
+                units::Dist::Pareto(..) => {
+                    c.error(cx, "holding", "holding times are exponential or fixed");
+                    None
+                }
+            })
+    } else {
+        cx.error(
+            c.line(),
+            &c.key_path("holding"),
+            "missing (required: e.g. \"exp:60s\")",
+        );
         None
     };
-    let batch_mean = if c.has("batch_mean") { c.num_in(cx, "batch_mean", 1.0, 1e9) } else { Some(5.0) };
+    let batch_mean = if c.has("batch_mean") {
+        c.num_in(cx, "batch_mean", 1.0, 1e9)
+    } else {
+        Some(5.0)
+    };
     // Call rate: `rate` (calls per time) or `offered` (mean offered bit rate).
     let rate = match (c.has("rate"), c.has("offered")) {
         (true, false) => c.parsed(cx, "rate", units::parse_per_second),
@@ -611,19 +736,49 @@ fn read_calls(cx: &Cx, c: &Tbl, model: Option<&SourceModel>) -> Option<CallsSpec
             None
         }
         (false, false) => {
-            cx.error(c.line(), &c.key_path("rate"), "missing: give `rate` (calls per second, e.g. \"2/s\") or `offered` (a bit rate)");
+            cx.error(
+                c.line(),
+                &c.key_path("rate"),
+                "missing: give `rate` (calls per second, e.g. \"2/s\") or `offered` (a bit rate)",
+            );
             None
         }
     };
-    let max_active = if c.has("max_active") { c.uint(cx, "max_active").map(Some) } else { Some(None) };
-    let stop = if c.has("stop") { c.time(cx, "stop").map(Some) } else { Some(None) };
-    c.finish(cx, &["arrivals", "holding", "rate", "offered", "batch_mean", "max_active", "stop"]);
+    let max_active = if c.has("max_active") {
+        c.uint(cx, "max_active").map(Some)
+    } else {
+        Some(None)
+    };
+    let stop = if c.has("stop") {
+        c.time(cx, "stop").map(Some)
+    } else {
+        Some(None)
+    };
+    c.finish(
+        cx,
+        &[
+            "arrivals",
+            "holding",
+            "rate",
+            "offered",
+            "batch_mean",
+            "max_active",
+            "stop",
+        ],
+    );
     let (rate, mean) = (rate?, batch_mean?);
     let arrivals = match kind?.as_str() {
         "poisson" => Arrivals::Poisson { rate },
-        "batch" => Arrivals::Batch { rate: rate / mean, mean },
+        "batch" => Arrivals::Batch {
+            rate: rate / mean,
+            mean,
+        },
         other => {
-            c.error(cx, "arrivals", format!("unknown arrival process {other:?}; use \"poisson\" or \"batch\""));
+            c.error(
+                cx,
+                "arrivals",
+                format!("unknown arrival process {other:?}; use \"poisson\" or \"batch\""),
+            );
             return None;
         }
     };
@@ -637,14 +792,26 @@ fn read_calls(cx: &Cx, c: &Tbl, model: Option<&SourceModel>) -> Option<CallsSpec
 
 fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Option<MetricSpec> {
     let kind = m.req_str(cx, "kind");
-    let interval = if m.has("interval") { m.time(cx, "interval") } else { Some(crate::time::millis(50.0)) };
-    let name = if m.has("name") { m.str(cx, "name") } else { Some(String::new()) };
+    let interval = if m.has("interval") {
+        m.time(cx, "interval")
+    } else {
+        Some(crate::time::millis(50.0))
+    };
+    let name = if m.has("name") {
+        m.str(cx, "name")
+    } else {
+        Some(String::new())
+    };
     let link = |cx: &Cx| -> Option<usize> {
         let l = m.req_str(cx, "link")?;
         match topo.link(&l) {
             Some(i) => Some(i),
             None => {
-                m.error(cx, "link", format!("unknown link {l:?}; links are: {}", topo.link_list()));
+                m.error(
+                    cx,
+                    "link",
+                    format!("unknown link {l:?}; links are: {}", topo.link_list()),
+                );
                 None
             }
         }
@@ -652,9 +819,21 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
     let k = match kind.as_deref() {
         Some("link_throughput") => {
             let l = link(cx);
-            let class = if m.has("class") { m.uint(cx, "class").map(|c| Some(c as u8)) } else { Some(None) };
-            let pcn = if m.has("pcn_only") { m.bool(cx, "pcn_only") } else { Some(false) };
-            Some(MetricKind::LinkThroughput { link: l?, class: class?, pcn_only: pcn? })
+            let class = if m.has("class") {
+                m.uint(cx, "class").map(|c| Some(c as u8))
+            } else {
+                Some(None)
+            };
+            let pcn = if m.has("pcn_only") {
+                m.bool(cx, "pcn_only")
+            } else {
+                Some(false)
+            };
+            Some(MetricKind::LinkThroughput {
+                link: l?,
+                class: class?,
+                pcn_only: pcn?,
+            })
         }
         Some("queue_length") => link(cx).map(|l| MetricKind::QueueLength { link: l }),
         Some("group_throughput") => {
@@ -673,7 +852,12 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
         }
         None => None,
     };
-    m.finish(cx, &["kind", "link", "traffic", "class", "pcn_only", "interval", "name"]);
+    m.finish(
+        cx,
+        &[
+            "kind", "link", "traffic", "class", "pcn_only", "interval", "name",
+        ],
+    );
     let interval = interval?;
     if interval == 0 {
         m.error(cx, "interval", "must be positive");
@@ -683,10 +867,18 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
     let name = match name? {
         n if !n.is_empty() => n,
         _ => match &k {
-            MetricKind::LinkThroughput { link, .. } => format!("{}.throughput", topo.links[*link].name),
+            MetricKind::LinkThroughput { link, .. } => {
+                format!("{}.throughput", topo.links[*link].name)
+            }
             MetricKind::QueueLength { link } => format!("{}.queue", topo.links[*link].name),
-            MetricKind::GroupThroughput { traffic: t } => format!("{}.throughput", traffic[*t].name),
+            MetricKind::GroupThroughput { traffic: t } => {
+                format!("{}.throughput", traffic[*t].name)
+            }
         },
     };
-    Some(MetricSpec { name, kind: k, interval })
+    Some(MetricSpec {
+        name,
+        kind: k,
+        interval,
+    })
 }

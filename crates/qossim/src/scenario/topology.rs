@@ -132,26 +132,47 @@ impl Topology {
 }
 
 pub(super) fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
-    let kind = if t.has("kind") { t.str(cx, "kind") } else { Some("droptail".into()) };
+    let kind = if t.has("kind") {
+        t.str(cx, "kind")
+    } else {
+        Some("droptail".into())
+    };
     let q = match kind.as_deref() {
         Some("droptail") | Some("fifo") => {
-            let limit = if t.has("limit") { t.parsed(cx, "limit", units::parse_limit) } else { Some(QueueLimit::Packets(1000)) };
+            let limit = if t.has("limit") {
+                t.parsed(cx, "limit", units::parse_limit)
+            } else {
+                Some(QueueLimit::Packets(1000))
+            };
             limit.map(|limit| QueueSpec::DropTail { limit })
         }
         Some("priority") => {
-            let classes = if t.has("classes") { t.uint(cx, "classes") } else { Some(2) };
+            let classes = if t.has("classes") {
+                t.uint(cx, "classes")
+            } else {
+                Some(2)
+            };
             let limit = if t.has("limit") {
-                t.parsed(cx, "limit", units::parse_limit).and_then(|l| match l {
-                    QueueLimit::Packets(p) => Some(p),
-                    QueueLimit::Bytes(_) => {
-                        t.error(cx, "limit", "priority queues are limited in packets, e.g. \"100p\"");
-                        None
-                    }
-                })
+                t.parsed(cx, "limit", units::parse_limit)
+                    .and_then(|l| match l {
+                        QueueLimit::Packets(p) => Some(p),
+                        QueueLimit::Bytes(_) => {
+                            t.error(
+                                cx,
+                                "limit",
+                                "priority queues are limited in packets, e.g. \"100p\"",
+                            );
+                            None
+                        }
+                    })
             } else {
                 Some(1000)
             };
-            let push_out = if t.has("push_out") { t.bool(cx, "push_out") } else { Some(false) };
+            let push_out = if t.has("push_out") {
+                t.bool(cx, "push_out")
+            } else {
+                Some(false)
+            };
             let top = match (t.has("top_rate"), t.has("top_depth")) {
                 (false, false) => Some(None),
                 (true, true) => match (t.rate(cx, "top_rate"), t.size(cx, "top_depth")) {
@@ -159,7 +180,11 @@ pub(super) fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
                     _ => None,
                 },
                 _ => {
-                    t.error(cx, "top_rate", "give both top_rate and top_depth to rate-limit the top class");
+                    t.error(
+                        cx,
+                        "top_rate",
+                        "give both top_rate and top_depth to rate-limit the top class",
+                    );
                     None
                 }
             };
@@ -168,15 +193,34 @@ pub(super) fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
                 t.error(cx, "classes", format!("must be between 1 and 8, got {c}"));
                 return None;
             }
-            Some(QueueSpec::Priority { classes: c, limit: limit?, push_out: push_out?, top: top? })
+            Some(QueueSpec::Priority {
+                classes: c,
+                limit: limit?,
+                push_out: push_out?,
+                top: top?,
+            })
         }
         Some(other) => {
-            t.error(cx, "kind", format!("unknown queue kind {other:?}; use droptail or priority"));
+            t.error(
+                cx,
+                "kind",
+                format!("unknown queue kind {other:?}; use droptail or priority"),
+            );
             None
         }
         None => None,
     };
-    t.finish(cx, &["kind", "limit", "classes", "push_out", "top_rate", "top_depth"]);
+    t.finish(
+        cx,
+        &[
+            "kind",
+            "limit",
+            "classes",
+            "push_out",
+            "top_rate",
+            "top_depth",
+        ],
+    );
     q
 }
 
@@ -218,14 +262,53 @@ fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
 /// Reads `[topology]` and the per-link `[links."NAME"]` overrides.
 pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
     let kind = t.req_str(cx, "kind")?;
-    let rate = if t.has("rate") { t.rate(cx, "rate") } else { None };
-    let delay = if t.has("delay") { t.time(cx, "delay") } else { Some(millis(1.0)) };
-    let queue = if t.has("queue") { t.table(cx, "queue").and_then(|q| read_queue(cx, &q)) } else { Some(QueueSpec::default()) };
+    let rate = if t.has("rate") {
+        t.rate(cx, "rate")
+    } else {
+        None
+    };
+    let delay = if t.has("delay") {
+        t.time(cx, "delay")
+    } else {
+        Some(millis(1.0))
+    };
+    let queue = if t.has("queue") {
+        t.table(cx, "queue").and_then(|q| read_queue(cx, &q))
+    } else {
+        Some(QueueSpec::default())
+    };
     let known: &[&str] = match kind.as_str() {
         "single_link" => &["kind", "rate", "delay", "queue"],
-        "dumbbell" => &["kind", "rate", "delay", "queue", "hosts", "access_rate", "access_delay", "bottleneck_rate", "bottleneck_delay"],
-        "star" => &["kind", "rate", "delay", "delays", "queue", "leaves", "trunk_rate", "trunk_delay"],
-        "parking_lot" => &["kind", "rate", "delay", "queue", "bottlenecks", "access_rate", "access_delay"],
+        "dumbbell" => &[
+            "kind",
+            "rate",
+            "delay",
+            "queue",
+            "hosts",
+            "access_rate",
+            "access_delay",
+            "bottleneck_rate",
+            "bottleneck_delay",
+        ],
+        "star" => &[
+            "kind",
+            "rate",
+            "delay",
+            "delays",
+            "queue",
+            "leaves",
+            "trunk_rate",
+            "trunk_delay",
+        ],
+        "parking_lot" => &[
+            "kind",
+            "rate",
+            "delay",
+            "queue",
+            "bottlenecks",
+            "access_rate",
+            "access_delay",
+        ],
         "chain" => &["kind", "rate", "delay", "queue", "length"],
         "tree" => &["kind", "rate", "delay", "queue", "depth", "fanout"],
         "ring" => &["kind", "rate", "delay", "queue", "nodes"],
@@ -251,7 +334,10 @@ fn build_named(
     queue: &QueueSpec,
 ) -> Option<Topology> {
     let queue = queue.clone();
-    let mut topo = Topology { kind: kind.to_string(), ..Default::default() };
+    let mut topo = Topology {
+        kind: kind.to_string(),
+        ..Default::default()
+    };
     match kind {
         "single_link" => {
             let r = rate_or(cx, t, "rate", None)?;
@@ -288,11 +374,19 @@ fn build_named(
                     match x.as_str().map(units::parse_time) {
                         Some(Ok(d)) => v.push(d),
                         Some(Err(e)) => cx.error(line, &t.key_path("delays"), e),
-                        None => cx.error(line, &t.key_path("delays"), "expected times such as \"10ms\""),
+                        None => cx.error(
+                            line,
+                            &t.key_path("delays"),
+                            "expected times such as \"10ms\"",
+                        ),
                     }
                 }
                 if v.len() as u64 != n {
-                    t.error(cx, "delays", format!("has {} entries but there are {n} leaves", v.len()));
+                    t.error(
+                        cx,
+                        "delays",
+                        format!("has {} entries but there are {n} leaves", v.len()),
+                    );
                     return None;
                 }
                 v
@@ -343,7 +437,10 @@ fn build_named(
             let depth = count(cx, t, "depth", 1, 20)?;
             let fanout = count(cx, t, "fanout", 1, 1000)?;
             let r = rate_or(cx, t, "rate", None)?;
-            if fanout.checked_pow(depth as u32).is_none_or(|x| x > 1_000_000) {
+            if fanout
+                .checked_pow(depth as u32)
+                .is_none_or(|x| x > 1_000_000)
+            {
                 t.error(cx, "depth", "tree too large (more than a million leaves)");
                 return None;
             }
@@ -373,11 +470,17 @@ fn build_named(
             let arr = t.array(cx, "nodes")?;
             for (v, line) in arr {
                 match v.as_str() {
-                    Some(n) if topo.node(n).is_some() => cx.error(line, &t.key_path("nodes"), format!("duplicate node {n:?}")),
+                    Some(n) if topo.node(n).is_some() => {
+                        cx.error(line, &t.key_path("nodes"), format!("duplicate node {n:?}"))
+                    }
                     Some(n) if !n.is_empty() && !n.contains(['.', ' ']) => {
                         topo.add_node(n.to_string());
                     }
-                    _ => cx.error(line, &t.key_path("nodes"), format!("node names are non-empty strings without dots or spaces, got {v}")),
+                    _ => cx.error(
+                        line,
+                        &t.key_path("nodes"),
+                        format!("node names are non-empty strings without dots or spaces, got {v}"),
+                    ),
                 }
             }
             for l in t.tables(cx, "link") {
@@ -385,17 +488,31 @@ fn build_named(
                     let n = l.req_str(cx, key)?;
                     let i = topo.node(&n);
                     if i.is_none() {
-                        l.error(cx, key, format!("unknown node {n:?}; nodes are: {}", topo.node_list()));
+                        l.error(
+                            cx,
+                            key,
+                            format!("unknown node {n:?}; nodes are: {}", topo.node_list()),
+                        );
                     }
                     i
                 };
                 let (a, b) = (name_of("from"), name_of("to"));
                 let lr = rate_or(cx, &l, "rate", rate);
                 let ld = time_or(cx, &l, "delay", Some(delay));
-                let lq = if l.has("queue") { l.table(cx, "queue").and_then(|q| read_queue(cx, &q)) } else { Some(queue.clone()) };
-                let dup = if l.has("duplex") { l.bool(cx, "duplex") } else { Some(true) };
+                let lq = if l.has("queue") {
+                    l.table(cx, "queue").and_then(|q| read_queue(cx, &q))
+                } else {
+                    Some(queue.clone())
+                };
+                let dup = if l.has("duplex") {
+                    l.bool(cx, "duplex")
+                } else {
+                    Some(true)
+                };
                 l.finish(cx, &["from", "to", "rate", "delay", "queue", "duplex"]);
-                if let (Some(a), Some(b), Some(r), Some(d), Some(q), Some(dup)) = (a, b, lr, ld, lq, dup) {
+                if let (Some(a), Some(b), Some(r), Some(d), Some(q), Some(dup)) =
+                    (a, b, lr, ld, lq, dup)
+                {
                     if a == b {
                         l.error(cx, "to", "a link must join two different nodes");
                         continue;
@@ -432,7 +549,11 @@ fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
     // Duplicate link names (e.g. two graph links between the same nodes).
     for (i, l) in topo.links.iter().enumerate() {
         if topo.links[..i].iter().any(|m| m.name == l.name) {
-            cx.error(t.line(), "topology.link", format!("two links named {:?}", l.name));
+            cx.error(
+                t.line(),
+                "topology.link",
+                format!("two links named {:?}", l.name),
+            );
             return None;
         }
     }
@@ -440,9 +561,15 @@ fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
     if root.has("links") {
         if let Some(lt) = root.table(cx, "links") {
             for name in lt.keys() {
-                let Some(o) = lt.table(cx, &name) else { continue };
+                let Some(o) = lt.table(cx, &name) else {
+                    continue;
+                };
                 let Some(i) = topo.link(&name) else {
-                    lt.error(cx, &name, format!("unknown link {name:?}; links are: {}", topo.link_list()));
+                    lt.error(
+                        cx,
+                        &name,
+                        format!("unknown link {name:?}; links are: {}", topo.link_list()),
+                    );
                     continue;
                 };
                 if o.has("rate") {

@@ -15,7 +15,8 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
             !(c.is_ascii_digit()
                 || c == '.'
                 || ((c == 'e' || c == 'E')
-                    && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
+                    && s[i + 1..]
+                        .starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
                 || ((c == '-' || c == '+') && (i == 0 || s[..i].ends_with(['e', 'E']))))
         })
         .map(|(i, _)| i)
@@ -63,7 +64,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         }
     };
     let v = x * mult;
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return Err(format!("rate must be positive, got {s:?}"));
     }
     if v < 1.0 {
@@ -75,9 +76,8 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
 /// Parses a time (or duration) into picoseconds. Units: `ps`, `ns`, `us`, `ms`, `s`,
 /// `min`, `h`. Negative times are rejected.
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    let (x, unit) = split_number(s).ok_or_else(|| {
-        format!("expected a time such as \"20ms\" or \"1.5s\", got {s:?}")
-    })?;
+    let (x, unit) = split_number(s)
+        .ok_or_else(|| format!("expected a time such as \"20ms\" or \"1.5s\", got {s:?}"))?;
     let ps_per_unit: f64 = match unit {
         "ps" => 1.0,
         "ns" => 1e3,
@@ -86,8 +86,16 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
         "s" => 1e12,
         "min" => 60e12,
         "h" => 3600e12,
-        "" => return Err(format!("time {s:?} has no unit (write e.g. \"{x}s\" or \"{x}ms\")")),
-        u => return Err(format!("unknown time unit {u:?} in {s:?} (use ps, ns, us, ms, s, min or h)")),
+        "" => {
+            return Err(format!(
+                "time {s:?} has no unit (write e.g. \"{x}s\" or \"{x}ms\")"
+            ))
+        }
+        u => {
+            return Err(format!(
+                "unknown time unit {u:?} in {s:?} (use ps, ns, us, ms, s, min or h)"
+            ))
+        }
     };
     if x < 0.0 {
         return Err(format!("time must not be negative, got {s:?}"));
@@ -115,7 +123,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "b" | "bit" | "bits" => x / 8.0,
         "kbit" => x * 1e3 / 8.0,
         "" => return Err(format!("size {s:?} has no unit (write e.g. \"{x}B\")")),
-        u => return Err(format!("unknown size unit {u:?} in {s:?} (use B, KB, MB, KiB, MiB or bit)")),
+        u => {
+            return Err(format!(
+                "unknown size unit {u:?} in {s:?} (use B, KB, MB, KiB, MiB or bit)"
+            ))
+        }
     };
     if bytes < 0.0 {
         return Err(format!("size must not be negative, got {s:?}"));
@@ -140,14 +152,16 @@ pub fn parse_limit(s: &str) -> Result<QueueLimit, String> {
     if let Some((x, unit)) = split_number(s) {
         if matches!(unit, "p" | "pkt" | "pkts" | "packets" | "packet") {
             if x < 1.0 || x.fract() != 0.0 {
-                return Err(format!("packet limit must be a positive whole number, got {s:?}"));
+                return Err(format!(
+                    "packet limit must be a positive whole number, got {s:?}"
+                ));
             }
             return Ok(QueueLimit::Packets(x as u64));
         }
     }
-    parse_size(s)
-        .map(QueueLimit::Bytes)
-        .map_err(|_| format!("expected a queue limit such as \"100p\" (packets) or \"64KB\", got {s:?}"))
+    parse_size(s).map(QueueLimit::Bytes).map_err(|_| {
+        format!("expected a queue limit such as \"100p\" (packets) or \"64KB\", got {s:?}")
+    })
 }
 
 /// A random duration: `"exp:60s"`, `"fixed:1s"`, `"pareto:1.5:340ms"` (shape, mean), or
@@ -219,7 +233,9 @@ mod tests {
         assert!(parse_rate("10").unwrap_err().contains("no unit"));
         assert!(parse_rate("-5Mbps").unwrap_err().contains("positive"));
         assert!(parse_rate("0Mbps").unwrap_err().contains("positive"));
-        assert!(parse_rate("5MBps").unwrap_err().contains("unknown rate unit"));
+        assert!(parse_rate("5MBps")
+            .unwrap_err()
+            .contains("unknown rate unit"));
     }
 
     #[test]

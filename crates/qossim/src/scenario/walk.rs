@@ -22,7 +22,11 @@ pub struct Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}: {}", self.file, self.line, self.path, self.reason)
+        write!(
+            f,
+            "{}:{}: {}: {}",
+            self.file, self.line, self.path, self.reason
+        )
     }
 }
 
@@ -175,7 +179,11 @@ impl<'a> Tbl<'a> {
         match v.as_str() {
             Some(s) => Some(s.to_string()),
             None => {
-                cx.error(line, &self.key_path(key), format!("expected a string, found {}", v.type_name()));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("expected a string, found {}", v.type_name()),
+                );
                 None
             }
         }
@@ -191,13 +199,21 @@ impl<'a> Tbl<'a> {
     }
 
     /// A string parsed with `parse` (which returns the reason on failure).
-    pub fn parsed<T>(&self, cx: &Cx, key: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
+    pub fn parsed<T>(
+        &self,
+        cx: &Cx,
+        key: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<T> {
         let (v, line) = self.value(cx, key)?;
         let Some(s) = v.as_str() else {
             cx.error(
                 line,
                 &self.key_path(key),
-                format!("expected a string with a unit, found {} (quote it, e.g. \"10Mbps\")", v.type_name()),
+                format!(
+                    "expected a string with a unit, found {} (quote it, e.g. \"10Mbps\")",
+                    v.type_name()
+                ),
             );
             return None;
         };
@@ -230,7 +246,11 @@ impl<'a> Tbl<'a> {
             Value::Integer(i) => Some(*i.value() as f64),
             Value::Float(f) => Some(*f.value()),
             _ => {
-                cx.error(line, &self.key_path(key), format!("expected a number, found {}", v.type_name()));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("expected a number, found {}", v.type_name()),
+                );
                 None
             }
         }
@@ -252,11 +272,19 @@ impl<'a> Tbl<'a> {
         match v.as_integer() {
             Some(i) if i >= 0 => Some(i as u64),
             Some(i) => {
-                cx.error(line, &self.key_path(key), format!("must not be negative, got {i}"));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("must not be negative, got {i}"),
+                );
                 None
             }
             None => {
-                cx.error(line, &self.key_path(key), format!("expected an integer, found {}", v.type_name()));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("expected an integer, found {}", v.type_name()),
+                );
                 None
             }
         }
@@ -268,7 +296,11 @@ impl<'a> Tbl<'a> {
         match v.as_bool() {
             Some(b) => Some(b),
             None => {
-                cx.error(line, &self.key_path(key), format!("expected true or false, found {}", v.type_name()));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("expected true or false, found {}", v.type_name()),
+                );
                 None
             }
         }
@@ -284,7 +316,11 @@ impl<'a> Tbl<'a> {
                     .collect(),
             ),
             None => {
-                cx.error(line, &self.key_path(key), format!("expected an array, found {}", v.type_name()));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("expected an array, found {}", v.type_name()),
+                );
                 None
             }
         }
@@ -296,7 +332,11 @@ impl<'a> Tbl<'a> {
         match item.as_table_like() {
             Some(t) => Some(Tbl::new(t, &self.key_path(key), line)),
             None => {
-                cx.error(line, &self.key_path(key), format!("expected a table, found {}", item.type_name()));
+                cx.error(
+                    line,
+                    &self.key_path(key),
+                    format!("expected a table, found {}", item.type_name()),
+                );
                 None
             }
         }
@@ -321,13 +361,26 @@ impl<'a> Tbl<'a> {
             let mut out = Vec::new();
             for (i, v) in a.iter().enumerate() {
                 match v.as_inline_table() {
-                    Some(t) => out.push(Tbl::new(t, &format!("{}.{}", self.key_path(key), i), line)),
-                    None => cx.error(line, &format!("{}.{}", self.key_path(key), i), "expected a table"),
+                    Some(t) => {
+                        out.push(Tbl::new(t, &format!("{}.{}", self.key_path(key), i), line))
+                    }
+                    None => cx.error(
+                        line,
+                        &format!("{}.{}", self.key_path(key), i),
+                        "expected a table",
+                    ),
                 }
             }
             return out;
         }
-        cx.error(line, &self.key_path(key), format!("expected an array of tables ([[{key}]]), found {}", item.type_name()));
+        cx.error(
+            line,
+            &self.key_path(key),
+            format!(
+                "expected an array of tables ([[{key}]]), found {}",
+                item.type_name()
+            ),
+        );
         Vec::new()
     }
 
@@ -346,7 +399,14 @@ impl<'a> Tbl<'a> {
                     .unwrap_or_default();
                 let mut expected: Vec<&str> = known.to_vec();
                 expected.sort_unstable();
-                self.error(cx, k, format!("unknown key{hint}; expected one of: {}", expected.join(", ")));
+                self.error(
+                    cx,
+                    k,
+                    format!(
+                        "unknown key{hint}; expected one of: {}",
+                        expected.join(", ")
+                    ),
+                );
             }
         }
     }

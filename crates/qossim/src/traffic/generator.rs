@@ -76,6 +76,7 @@ impl CallAdmission for MaxActive {
 pub struct FlowGenerator {
     name: String,
     model: SourceModel,
+    shared: Vec<std::sync::Arc<SourceModel>>,
     tmpl: PacketTemplate,
     group: u32,
     arrivals: Arrivals,
@@ -113,6 +114,7 @@ impl FlowGenerator {
     ) -> Self {
         FlowGenerator {
             name: name.to_string(),
+            shared: model.shared_choices(),
             model,
             tmpl,
             group,
@@ -230,10 +232,9 @@ impl Agent for FlowGenerator {
             self.ends.push(Reverse(end));
             self.active.set(now, self.ends.len() as f64);
             let flow = ctx.flows.open(self.group, now);
-            let frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
-            let mut frng2 = frng.clone();
-            let model = self.model.pick(&mut frng2).clone();
-            let src = Source::new(&model, self.tmpl, flow, 0, end, self.jitter, frng2);
+            let mut frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
+            let model = self.shared[self.model.pick_index(&mut frng)].clone();
+            let src = Source::with_shared(model, self.tmpl, flow, 0, end, self.jitter, frng);
             ctx.spawn(String::new(), Box::new(src));
         }
         self.schedule_next(ctx);
@@ -242,7 +243,12 @@ impl Agent for FlowGenerator {
     fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {
         // Account for calls that ended since the last arrival without mutating.
         let mut active = self.active.clone();
-        let mut ends: Vec<Time> = self.ends.iter().map(|r| r.0).filter(|&t| t <= now).collect();
+        let mut ends: Vec<Time> = self
+            .ends
+            .iter()
+            .map(|r| r.0)
+            .filter(|&t| t <= now)
+            .collect();
         ends.sort_unstable();
         let mut n = self.ends.len();
         for t in ends {

@@ -11,6 +11,6 @@ mod source;
 mod trace;
 
 pub use generator::{Arrivals, CallAdmission, FlowGenerator, Holding, MaxActive};
-pub use source::{PacketTemplate, Period, SizeDist, Sink, Source, SourceModel};
 pub use models::{named_model, Codec, CODECS};
+pub use source::{PacketTemplate, Period, Sink, SizeDist, Source, SourceModel};
 pub use trace::{Frame, FrameTrace};

@@ -19,14 +19,54 @@ pub struct Codec {
 /// The eight voice codecs (size B, inter-packet ms, on-fraction). On-off codecs have
 /// exponential on and off periods with a 1 s mean cycle.
 pub const CODECS: &[Codec] = &[
-    Codec { name: "CBR", size: 160, interval: 0.020, on_fraction: 1.0 },
-    Codec { name: "VBR", size: 160, interval: 0.020, on_fraction: 0.34 },
-    Codec { name: "G.711-CBR-20ms", size: 200, interval: 0.020, on_fraction: 1.0 },
-    Codec { name: "G.711-VBR-20ms", size: 200, interval: 0.020, on_fraction: 0.4 },
-    Codec { name: "G.711-CBR-10ms", size: 120, interval: 0.010, on_fraction: 1.0 },
-    Codec { name: "G.711-VBR-10ms", size: 120, interval: 0.010, on_fraction: 0.4 },
-    Codec { name: "G.729-CBR", size: 60, interval: 0.020, on_fraction: 1.0 },
-    Codec { name: "G.729-VBR", size: 60, interval: 0.020, on_fraction: 0.4 },
+    Codec {
+        name: "CBR",
+        size: 160,
+        interval: 0.020,
+        on_fraction: 1.0,
+    },
+    Codec {
+        name: "VBR",
+        size: 160,
+        interval: 0.020,
+        on_fraction: 0.34,
+    },
+    Codec {
+        name: "G.711-CBR-20ms",
+        size: 200,
+        interval: 0.020,
+        on_fraction: 1.0,
+    },
+    Codec {
+        name: "G.711-VBR-20ms",
+        size: 200,
+        interval: 0.020,
+        on_fraction: 0.4,
+    },
+    Codec {
+        name: "G.711-CBR-10ms",
+        size: 120,
+        interval: 0.010,
+        on_fraction: 1.0,
+    },
+    Codec {
+        name: "G.711-VBR-10ms",
+        size: 120,
+        interval: 0.010,
+        on_fraction: 0.4,
+    },
+    Codec {
+        name: "G.729-CBR",
+        size: 60,
+        interval: 0.020,
+        on_fraction: 1.0,
+    },
+    Codec {
+        name: "G.729-VBR",
+        size: 60,
+        interval: 0.020,
+        on_fraction: 0.4,
+    },
 ];
 
 impl Codec {
@@ -56,7 +96,9 @@ pub fn named_model(name: &str) -> Option<SourceModel> {
         return Some(c.model());
     }
     match name.to_ascii_uppercase().as_str() {
-        "MIX" => Some(SourceModel::Mix(CODECS[2..].iter().map(|c| c.model()).collect())),
+        "MIX" => Some(SourceModel::Mix(
+            CODECS[2..].iter().map(|c| c.model()).collect(),
+        )),
         "SVD" => Some(SourceModel::OnOff {
             size: 1500,
             interval: 0.001,

@@ -147,6 +147,25 @@ impl SourceModel {
         }
     }
 
+    /// The concrete models a flow may follow, shared: one for a plain model, one per
+    /// member for a (flat) mix. Index them with [`SourceModel::pick_index`].
+    pub fn shared_choices(&self) -> Vec<Arc<SourceModel>> {
+        match self {
+            SourceModel::Mix(ms) => ms.iter().flat_map(|m| m.shared_choices()).collect(),
+            m => vec![Arc::new(m.clone())],
+        }
+    }
+
+    /// Draws the index into [`SourceModel::shared_choices`] of a new flow's model, with
+    /// the same draws as [`SourceModel::pick`] (equal probability per mix member, flat
+    /// mixes).
+    pub fn pick_index(&self, r: &mut Rng) -> usize {
+        match self {
+            SourceModel::Mix(ms) => r.below(ms.len() as u64) as usize,
+            _ => 0,
+        }
+    }
+
     /// Resolves a mix to one concrete model for a new flow.
     pub fn pick(&self, r: &mut Rng) -> &SourceModel {
         match self {
@@ -210,35 +229,38 @@ impl PacketTemplate {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum State {
     Cbr,
-    OnOff { on: Period, off: Period, on_until: Time },
-    Trace { trace: Arc<FrameTrace>, frame: usize, left: u32, loops: u64 },
-    Poisson { mean_gap: f64, size: SizeDist },
+    OnOff { on_until: Time },
+    Trace { frame: u32, left: u32 },
+    Poisson,
 }
 
 /// The agent sending one flow's packets.
 ///
 /// Timers: one pending timer at a time (the next packet). Randomization jitter delays
-/// every packet by U(0, `jitter` x spacing) from its nominal time.
+/// every packet by U(0, `jitter` x spacing) from its nominal time. The flow's model is
+/// shared (`Arc`) with every other flow of the same model, so an idle source costs about
+/// 120 bytes.
 pub struct Source {
+    model: Arc<SourceModel>,
     tmpl: PacketTemplate,
     flow: FlowId,
     size: u32,
+    jitter: f32,
     spacing: Time,
-    jitter: f64,
     stop: Time,
     next_nominal: Time,
     seq: u64,
     state: State,
     rng: Rng,
-    start_offset: Time,
 }
 
 impl Source {
     /// A source for `flow` following `model` (already resolved from a mix), starting after
-    /// `start_offset` and stopping at `stop`.
+    /// `start_offset` and stopping at `stop`. Copies the model; use
+    /// [`Source::with_shared`] to share one among many flows.
     pub fn new(
         model: &SourceModel,
         tmpl: PacketTemplate,
@@ -248,58 +270,54 @@ impl Source {
         jitter: f64,
         rng: Rng,
     ) -> Self {
-        let (size, spacing, state) = match model {
+        Self::with_shared(
+            Arc::new(model.clone()),
+            tmpl,
+            flow,
+            start_offset,
+            stop,
+            jitter,
+            rng,
+        )
+    }
+
+    /// Like [`Source::new`] with a shared model.
+    ///
+    /// # Panics
+    /// Panics if `model` is a [`SourceModel::Mix`] (resolve it with
+    /// [`SourceModel::pick`] first).
+    pub fn with_shared(
+        model: Arc<SourceModel>,
+        tmpl: PacketTemplate,
+        flow: FlowId,
+        start_offset: Time,
+        stop: Time,
+        jitter: f64,
+        rng: Rng,
+    ) -> Self {
+        let (size, spacing, state) = match &*model {
             SourceModel::Cbr { size, interval } => (*size, *interval, State::Cbr),
-            SourceModel::OnOff {
-                size,
-                interval,
-                on,
-                off,
-            } => (
-                *size,
-                *interval,
-                State::OnOff {
-                    on: *on,
-                    off: *off,
-                    on_until: 0,
-                },
-            ),
-            SourceModel::Trace {
-                trace,
-                size,
-                spacing,
-            } => (
-                *size,
-                *spacing,
-                State::Trace {
-                    trace: trace.clone(),
-                    frame: 0,
-                    left: 0,
-                    loops: 0,
-                },
-            ),
-            SourceModel::Poisson { rate, size } => (
-                size.mean() as u32,
-                1.0 / rate,
-                State::Poisson {
-                    mean_gap: 1.0 / rate,
-                    size: *size,
-                },
-            ),
+            SourceModel::OnOff { size, interval, .. } => {
+                (*size, *interval, State::OnOff { on_until: 0 })
+            }
+            SourceModel::Trace { size, spacing, .. } => {
+                (*size, *spacing, State::Trace { frame: 0, left: 0 })
+            }
+            SourceModel::Poisson { rate, size } => (size.mean() as u32, 1.0 / rate, State::Poisson),
             SourceModel::Mix(_) => panic!("resolve a mix with SourceModel::pick first"),
         };
         Source {
+            model,
             tmpl,
             flow,
             size,
+            jitter: jitter as f32,
             spacing: secs(spacing),
-            jitter,
             stop,
-            next_nominal: 0,
+            next_nominal: start_offset,
             seq: 0,
             state,
             rng,
-            start_offset,
         }
     }
 
@@ -321,7 +339,7 @@ impl Source {
             return;
         }
         let j = if self.jitter > 0.0 {
-            (self.rng.uniform() * self.jitter * self.spacing as f64) as Time
+            (self.rng.uniform() * self.jitter as f64 * self.spacing as f64) as Time
         } else {
             0
         };
@@ -332,13 +350,13 @@ impl Source {
 impl Agent for Source {
     fn start(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
-        self.next_nominal = now + self.start_offset;
-        match &mut self.state {
-            State::Cbr => {}
-            State::Poisson { mean_gap, .. } => {
-                self.next_nominal += secs(self.rng.exp(*mean_gap));
+        self.next_nominal += now;
+        let model = self.model.clone();
+        match (&mut self.state, &*model) {
+            (State::Poisson, SourceModel::Poisson { rate, .. }) => {
+                self.next_nominal += secs(self.rng.exp(1.0 / rate));
             }
-            State::OnOff { on, off, on_until } => {
+            (State::OnOff { on_until }, SourceModel::OnOff { on, off, .. }) => {
                 // Start in a random phase of the on-off cycle (stationary start).
                 let p_on = on.mean() / (on.mean() + off.mean());
                 if self.rng.uniform() < p_on {
@@ -349,13 +367,13 @@ impl Agent for Source {
                     *on_until = self.next_nominal + secs(on.draw(&mut self.rng));
                 }
             }
-            State::Trace { trace, frame, left, .. } => {
+            (State::Trace { frame, left }, SourceModel::Trace { trace, .. }) => {
                 let n = trace.frames.len();
                 let f = self.rng.below(n as u64) as usize;
-                *frame = f;
+                *frame = f as u32;
                 *left = trace.frames[f].bytes.div_ceil(self.size);
-                // Align the next frame boundary to the trace's own timing from this offset.
             }
+            _ => {}
         }
         self.arm(ctx);
     }
@@ -369,16 +387,17 @@ impl Agent for Source {
             return;
         }
         // Size of this packet (a trace frame's last packet carries the remainder).
+        let model = &*self.model;
         let mut size = self.size;
-        match &self.state {
-            State::Trace { trace, frame, left, .. } => {
-                let fb = trace.frames[*frame].bytes;
+        match (&self.state, model) {
+            (State::Trace { frame, left }, SourceModel::Trace { trace, .. }) => {
+                let fb = trace.frames[*frame as usize].bytes;
                 if *left == 1 {
                     let rem = fb - (fb.div_ceil(self.size) - 1) * self.size;
                     size = rem.max(1);
                 }
             }
-            State::Poisson { size: d, .. } => size = d.draw(&mut self.rng),
+            (State::Poisson, SourceModel::Poisson { size: d, .. }) => size = d.draw(&mut self.rng),
             _ => {}
         }
         let pkt = self.tmpl.packet(self.flow, size, self.seq, now);
@@ -386,12 +405,12 @@ impl Agent for Source {
         ctx.flows.sent(&pkt, now);
         ctx.send(pkt);
         // Next nominal send time.
-        match &mut self.state {
-            State::Cbr => self.next_nominal += self.spacing,
-            State::Poisson { mean_gap, .. } => {
-                self.next_nominal += secs(self.rng.exp(*mean_gap)).max(1);
+        match (&mut self.state, model) {
+            (State::Cbr, _) => self.next_nominal += self.spacing,
+            (State::Poisson, SourceModel::Poisson { rate, .. }) => {
+                self.next_nominal += secs(self.rng.exp(1.0 / rate)).max(1);
             }
-            State::OnOff { on, off, on_until } => {
+            (State::OnOff { on_until }, SourceModel::OnOff { on, off, .. }) => {
                 self.next_nominal += self.spacing;
                 if self.next_nominal >= *on_until {
                     let off_len = secs(off.draw(&mut self.rng));
@@ -399,36 +418,31 @@ impl Agent for Source {
                     *on_until = self.next_nominal + secs(on.draw(&mut self.rng)).max(1);
                 }
             }
-            State::Trace {
-                trace,
-                frame,
-                left,
-                loops,
-            } => {
+            (State::Trace { frame, left }, SourceModel::Trace { trace, .. }) => {
                 *left -= 1;
                 if *left > 0 {
                     self.next_nominal += self.spacing;
                 } else {
                     // Next frame at its trace time (relative to this frame's start).
                     let n = trace.frames.len();
-                    let cur = trace.frames[*frame];
+                    let cur = trace.frames[*frame as usize];
                     let sent = cur.bytes.div_ceil(self.size) as u64 - 1;
                     let frame_start = self.next_nominal - sent * self.spacing;
                     *frame += 1;
-                    let gap = if *frame == n {
+                    let gap = if *frame as usize == n {
                         *frame = 0;
-                        *loops += 1;
                         trace.period - cur.t
                     } else {
-                        trace.frames[*frame].t - cur.t
+                        trace.frames[*frame as usize].t - cur.t
                     };
                     let next_start = frame_start + secs(gap);
                     // Frames never overlap: a frame starts after the previous one's last
                     // packet.
                     self.next_nominal = next_start.max(self.next_nominal + self.spacing);
-                    *left = trace.frames[*frame].bytes.div_ceil(self.size);
+                    *left = trace.frames[*frame as usize].bytes.div_ceil(self.size);
                 }
             }
+            _ => unreachable!("state matches model"),
         }
         self.arm(ctx);
     }
@@ -452,4 +466,3 @@ impl Agent for Sink {
         self
     }
 }
-

@@ -26,7 +26,11 @@ pub struct FrameTrace {
 impl FrameTrace {
     /// Mean rate of the trace, bits per second.
     pub fn mean_bps(&self) -> f64 {
-        self.frames.iter().map(|f| f.bytes as f64 * 8.0).sum::<f64>() / self.period
+        self.frames
+            .iter()
+            .map(|f| f.bytes as f64 * 8.0)
+            .sum::<f64>()
+            / self.period
     }
 
     /// Parses a trace. Two formats are recognised line by line: the generic two-column
@@ -56,7 +60,7 @@ impl FrameTrace {
                 },
                 _ => return Err(bad("expected `time size` or `frame time type size`")),
             };
-            if !(frame.t >= 0.0) {
+            if frame.t.is_nan() || frame.t < 0.0 {
                 return Err(bad("negative time"));
             }
             frames.push(frame);
@@ -155,7 +159,13 @@ mod tests {
         assert!((a.mean_bps() - 769_000.0).abs() / 769_000.0 < 1e-6);
         // I frames are the largest on average.
         let mean_of = |k: usize| {
-            let v: Vec<f64> = a.frames.iter().skip(k).step_by(12).map(|f| f.bytes as f64).collect();
+            let v: Vec<f64> = a
+                .frames
+                .iter()
+                .skip(k)
+                .step_by(12)
+                .map(|f| f.bytes as f64)
+                .collect();
             v.iter().sum::<f64>() / v.len() as f64
         };
         assert!(mean_of(0) > 2.0 * mean_of(1));
@@ -167,7 +177,13 @@ mod tests {
         assert_eq!(t.frames.len(), 3);
         assert!((t.period - 0.12).abs() < 1e-12);
         let t = FrameTrace::parse("tub", "0 0.0 I 5000\n1 40.0 B 800\n2 80.0 B 700\n").unwrap();
-        assert_eq!(t.frames[1], Frame { t: 0.04, bytes: 800 });
+        assert_eq!(
+            t.frames[1],
+            Frame {
+                t: 0.04,
+                bytes: 800
+            }
+        );
         let e = FrameTrace::parse("bad", "0.0 100\n0.04 abc\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
     }

@@ -14,7 +14,7 @@ Scenario rules of the stand-in:
 * ``traffic.load``, when present, must be a number in ``[0, 10)``;
 * ``fake.sleep_s`` makes a run take that many wall-clock seconds
   (the environment variable ``QOSSIM_FAKE_SLEEP`` overrides it);
-* ``fake.fail = "reason"`` makes a run fail with ``RuntimeError(reason)``.
+* ``fake.fail = "reason"`` (non-empty) makes a run fail with ``RuntimeError(reason)``.
 
 When ``QOSSIM_FAKE_LOG`` names a file, every finished run appends one JSON
 line ``{"seed": ..., "overrides": [...], "scenario_hash": ...}`` to it.
@@ -81,7 +81,7 @@ def run(
             time.sleep(sleep_s / steps)
         if progress is not None:
             progress((step + 1) / steps)
-    if "fail" in fake:
+    if fake.get("fail"):
         raise RuntimeError(str(fake["fail"]))
 
     duration_s = _duration_s(scenario["simulation"]["duration"])
@@ -102,8 +102,13 @@ def run(
         "per_class": {"ef": {"loss_ratio": loss / 2}},
     }
     if LOG_ENV in os.environ:
-        line = json.dumps({"seed": seed, "overrides": [list(o) for o in overrides],
-                           "scenario_hash": scenario_hash})
+        line = json.dumps(
+            {
+                "seed": seed,
+                "overrides": [list(o) for o in overrides],
+                "scenario_hash": scenario_hash,
+            }
+        )
         fd = os.open(os.environ[LOG_ENV], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, (line + "\n").encode())
@@ -143,19 +148,23 @@ def _resolve(
             node = child
         else:
             node[parts[-1]] = _toml.parse_value(value)
-    duration = scenario.get("simulation", {}).get("duration") if isinstance(
-        scenario.get("simulation"), dict
-    ) else None
+    duration = (
+        scenario.get("simulation", {}).get("duration")
+        if isinstance(scenario.get("simulation"), dict)
+        else None
+    )
     if duration is None:
         problems.append(f"{filename}:1: simulation.duration: missing required key")
     elif _duration_s(duration) is None:
         problems.append(
             f"{filename}:{_line_of(text, 'duration')}: simulation.duration: "
-            f"invalid duration {duration!r} (expected e.g. \"10s\" or \"20ms\")"
+            f'invalid duration {duration!r} (expected e.g. "10s" or "20ms")'
         )
-    load = scenario.get("traffic", {}).get("load") if isinstance(
-        scenario.get("traffic"), dict
-    ) else None
+    load = (
+        scenario.get("traffic", {}).get("load")
+        if isinstance(scenario.get("traffic"), dict)
+        else None
+    )
     if load is not None and (
         isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 <= load < 10
     ):

@@ -1,16 +1,12 @@
-"""TOML reading and writing with the standard library where it exists."""
+"""TOML reading (standard library ``tomllib``) and writing (``tomli_w``)."""
 
 from __future__ import annotations
 
+import math
 import re
-import sys
+import tomllib as _reader
 from collections.abc import Mapping
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib as _reader
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as _reader
 
 TOMLDecodeError = _reader.TOMLDecodeError
 
@@ -72,7 +68,7 @@ def literal(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return "nan"
         if value in (float("inf"), float("-inf")):
             return "inf" if value > 0 else "-inf"

@@ -48,7 +48,7 @@ def scenario_source(scenario: ScenarioLike) -> tuple[str, str]:
 def run(
     scenario: ScenarioLike,
     seed: int | None = None,
-    set: OverridesLike = None,  # noqa: A002 - the documented keyword
+    set: OverridesLike = None,
     progress: ProgressArg = None,
 ) -> Result:
     """Run one scenario and return its :class:`~qossim.results.Result`.
@@ -77,7 +77,7 @@ def run(
 def run_text(
     text: str,
     seed: int | None = None,
-    set: OverridesLike = None,  # noqa: A002 - the documented keyword
+    set: OverridesLike = None,
     progress: ProgressArg = None,
     *,
     filename: str = TEXT_FILENAME,
@@ -92,7 +92,7 @@ def run_text(
     return result_from_raw(raw, text, filename, overrides, params=None)
 
 
-def validate(scenario: ScenarioLike, set: OverridesLike = None) -> list[str]:  # noqa: A002
+def validate(scenario: ScenarioLike, set: OverridesLike = None) -> list[str]:
     """Validate a scenario path or dict with overrides; return its diagnostics.
 
     An empty list means the scenario is valid. Each diagnostic is formatted
@@ -104,7 +104,7 @@ def validate(scenario: ScenarioLike, set: OverridesLike = None) -> list[str]:  #
 
 def validate_text(
     text: str,
-    set: OverridesLike = None,  # noqa: A002 - the documented keyword
+    set: OverridesLike = None,
     *,
     filename: str = TEXT_FILENAME,
 ) -> list[str]:

@@ -10,17 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from typing import Any
 
 from qossim import _toml
 from qossim.errors import QossimError
 
-OverridesLike = Union[
-    None,
-    Mapping[str, Any],
-    Iterable[str],
-    Iterable[tuple[str, Any]],
-]
+OverridesLike = Mapping[str, Any] | Iterable[str] | Iterable[tuple[str, Any]] | None
 
 
 def format_value(value: Any) -> str:

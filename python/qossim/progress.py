@@ -10,9 +10,9 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Union
+from typing import Any, Self
 
-ProgressArg = Union[None, bool, Callable[[float], None]]
+ProgressArg = bool | Callable[[float], None] | None
 
 _STEPS = 1000
 
@@ -32,7 +32,7 @@ def run_progress(progress: ProgressArg, desc: str) -> Iterator[Callable[[float],
         yield progress
         return
     try:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         yield None
         return
@@ -49,13 +49,11 @@ def run_progress(progress: ProgressArg, desc: str) -> Iterator[Callable[[float],
     lock = threading.Lock()
 
     def update(fraction: float) -> None:
-        try:
+        # A display problem must never stop a run.
+        with contextlib.suppress(Exception), lock:
             target = min(_STEPS, max(0, int(float(fraction) * _STEPS)))
-            with lock:
-                if target > bar.n:
-                    bar.update(target - bar.n)
-        except Exception:  # a display problem must never stop a run
-            pass
+            if target > bar.n:
+                bar.update(target - bar.n)
 
     try:
         yield update
@@ -70,7 +68,7 @@ class CampaignBar:
         self._bar: Any = None
         if enabled and total > 0:
             try:
-                from tqdm.auto import tqdm
+                from tqdm import tqdm
             except ImportError:  # pragma: no cover - tqdm is a dependency
                 return
             self._bar = tqdm(
@@ -96,7 +94,7 @@ class CampaignBar:
             self._bar.close()
             self._bar = None
 
-    def __enter__(self) -> CampaignBar:
+    def __enter__(self) -> Self:
         """Use the bar as a context manager."""
         return self
 

@@ -241,7 +241,7 @@ def build_manifest(
         "wall_s": raw.get("wall_s"),
         "events": raw.get("events"),
         "sim_time_s": raw.get("sim_time_s"),
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
     }
@@ -294,9 +294,14 @@ def write_run_dir(
     """Write a complete run directory atomically and return its path.
 
     ``series`` maps names to column dictionaries (or DataFrames). Raises
-    :class:`FileExistsError` if ``target`` exists and ``replace`` is false.
+    :class:`FileExistsError` if ``target`` exists and ``replace`` is false,
+    or if it exists and is neither a run directory nor empty (other data is
+    never replaced).
     """
     target = Path(target)
+    if replace and os.path.lexists(target) and not is_result_dir(target):
+        if not target.is_dir() or any(target.iterdir()):
+            raise FileExistsError(f"{target}: exists and is not a run directory; not replacing it")
     manifest = dict(manifest)
     with atomic_dir(target, replace=replace) as tmp:
         files: dict[str, str] = {}

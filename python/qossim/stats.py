@@ -51,14 +51,35 @@ class CI:
 # ----------------------------------------------------------------------------
 
 # Coefficients of P. J. Acklam's rational approximation of the normal quantile.
-_A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
-      1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00)
-_B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
-      6.680131188771972e01, -1.328068155288572e01)
-_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
-      -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00)
-_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
-      3.754408661907416e00)
+_A = (
+    -3.969683028665376e01,
+    2.209460984245205e02,
+    -2.759285104469687e02,
+    1.383577518672690e02,
+    -3.066479806614716e01,
+    2.506628277459239e00,
+)
+_B = (
+    -5.447609879822406e01,
+    1.615858368580409e02,
+    -1.556989798598866e02,
+    6.680131188771972e01,
+    -1.328068155288572e01,
+)
+_C = (
+    -7.784894002430293e-03,
+    -3.223964580411365e-01,
+    -2.400758277161838e00,
+    -2.549732539343734e00,
+    4.374664141464968e00,
+    2.938163982698783e00,
+)
+_D = (
+    7.784695709041462e-03,
+    3.224671290700398e-01,
+    2.445134137142996e00,
+    3.754408661907416e00,
+)
 
 
 def normal_quantile(p: float) -> float:
@@ -78,8 +99,10 @@ def normal_quantile(p: float) -> float:
     elif p <= 1.0 - low:
         q = p - 0.5
         r = q * q
-        x = (((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]) * q / (
-            ((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0
+        x = (
+            (((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5])
+            * q
+            / (((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0)
         )
     else:
         q = math.sqrt(-2.0 * math.log(1.0 - p))
@@ -280,14 +303,14 @@ def batch_means_ci(
     """
     if batches < 2:
         raise ValueError("batch means needs at least 2 batches")
-    data = _finite(samples)[max(0, int(warmup)):]
+    data = _finite(samples)[max(0, int(warmup)) :]
     size = len(data) // batches
     if size < 1:
         raise ValueError(
             f"batch means needs at least {batches} samples after warm-up, got {len(data)}"
         )
-    data = data[len(data) - size * batches:]
-    means = [math.fsum(data[i * size:(i + 1) * size]) / size for i in range(batches)]
+    data = data[len(data) - size * batches :]
+    means = [math.fsum(data[i * size : (i + 1) * size]) / size for i in range(batches)]
     ci = _ci_of(means, confidence)
     grand = ci.mean
     denom = math.fsum((m - grand) ** 2 for m in means)

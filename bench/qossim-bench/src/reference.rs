@@ -12,7 +12,10 @@ fn arg(name: &str, default: f64) -> f64 {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: not a number: {v}")))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
+        })
         .unwrap_or(default)
 }
 
@@ -26,20 +29,30 @@ fn main() {
     let router = w.net.add_node("router");
     let dst = w.net.add_node("sink");
     let fifo = || Box::new(DropTail::new(Limit::Packets(100_000)));
-    w.net.add_link("access", src, router, 10_000_000_000, millis(1.0), fifo());
-    w.net.add_link("bottleneck", router, dst, 155_520_000, millis(1.0), fifo());
+    w.net
+        .add_link("access", src, router, 10_000_000_000, millis(1.0), fifo());
+    w.net
+        .add_link("bottleneck", router, dst, 155_520_000, millis(1.0), fifo());
     let sink = w.add_agent("sink", Box::new(Sink));
     let group = w.flows.add_group("voice");
-    let model = SourceModel::Cbr {
+    let model = std::sync::Arc::new(SourceModel::Cbr {
         size: 160,
         interval: 0.020,
-    };
+    });
     let tmpl = PacketTemplate::new(src, dst, sink);
     let mut phase = w.rng("phases");
     for i in 0..flows {
         let flow = w.flows.open(group, 0);
         let offset = secs(phase.uniform() * 0.020);
-        let s = Source::new(&model, tmpl, flow, offset, u64::MAX, 0.0, w.rng(&format!("f{i}")));
+        let s = Source::new(
+            &model,
+            tmpl,
+            flow,
+            offset,
+            u64::MAX,
+            0.0,
+            w.rng(&format!("f{i}")),
+        );
         w.add_agent("", Box::new(s));
     }
     w.run_until(secs(sim));

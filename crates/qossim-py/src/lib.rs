@@ -28,7 +28,11 @@ fn to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
             } else if let Some(u) = n.as_u64() {
                 u.into_pyobject(py)?.into_any().unbind()
             } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind()
+                n.as_f64()
+                    .unwrap_or(f64::NAN)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
             }
         }
         Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),

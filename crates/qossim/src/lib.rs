@@ -23,6 +23,7 @@ pub mod rng;
 pub mod scenario;
 pub mod time;
 pub mod traffic;
+pub mod transport;
 pub mod world;
 
 pub use net::{Network, Packet};

@@ -156,10 +156,16 @@ mod tests {
         let mut r = Rng::from_seed(42);
         let n = 200_000;
         let m: f64 = (0..n).map(|_| r.exp(2.0)).sum::<f64>() / n as f64;
-        assert!((m - 2.0).abs() < 4.5 * 2.0 / (n as f64).sqrt(), "exp mean {m}");
+        assert!(
+            (m - 2.0).abs() < 4.5 * 2.0 / (n as f64).sqrt(),
+            "exp mean {m}"
+        );
         let g: f64 = (0..n).map(|_| r.geometric(5.0) as f64).sum::<f64>() / n as f64;
         // var of geometric(mean 5) = (1-p)/p^2 = 20
-        assert!((g - 5.0).abs() < 4.5 * (20.0f64 / n as f64).sqrt(), "geom mean {g}");
+        assert!(
+            (g - 5.0).abs() < 4.5 * (20.0f64 / n as f64).sqrt(),
+            "geom mean {g}"
+        );
         let u: f64 = (0..n).map(|_| r.uniform()).sum::<f64>() / n as f64;
         assert!((u - 0.5).abs() < 4.5 * (1.0f64 / 12.0 / n as f64).sqrt());
         for _ in 0..1000 {

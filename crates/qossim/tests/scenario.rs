@@ -44,7 +44,10 @@ fn overrides_change_values_and_are_blamed_on_set() {
     let o = vec![("traffic.0.flows".to_string(), "20".to_string())];
     let sc = scenario::parse(OK, "s.toml", Path::new("."), &o).unwrap();
     assert_eq!(sc.traffic[0].flows, 20);
-    let bad = vec![("topology.bottleneck_rate".to_string(), "\"fast\"".to_string())];
+    let bad = vec![(
+        "topology.bottleneck_rate".to_string(),
+        "\"fast\"".to_string(),
+    )];
     let d = scenario::parse(OK, "s.toml", Path::new("."), &bad).unwrap_err();
     assert_eq!(d[0].file, "--set");
     assert_eq!(d[0].path, "topology.bottleneck_rate");
@@ -78,16 +81,64 @@ fn every_problem_is_reported_with_its_line() {
 
 #[test]
 fn malformed_inputs() {
-    expect(&OK.replace("\"2s\"", "\"-2s\""), 3, "run.duration", "negative");
-    expect(&OK.replace("\"2s\"", "2"), 3, "run.duration", "expected a string with a unit");
-    expect(&OK.replace("\"100Mbps\"", "\"0Mbps\""), 8, "topology.access_rate", "positive");
-    expect(&OK.replace("\"10Mbps\"", "\"10Mbs\""), 9, "topology.bottleneck_rate", "unknown rate unit");
-    expect(&OK.replace("flows = 10", "flows = -1"), 15, "traffic.0.flows", "negative");
-    expect(&OK.replace("\"dumbbell\"", "\"bell\""), 6, "topology.kind", "unknown topology");
-    expect(&OK.replace("\"r0-r1\"", "\"r0-r9\""), 18, "metric.0.link", "unknown link");
-    expect(&OK.replace("\"CBR\"", "\"G.712\""), 14, "traffic.0.model", "unknown model");
-    expect(&OK.replace("warmup = \"0.5s\"", "warmup = \"5s\""), 4, "run.warmup", "shorter");
-    let bad_trace = OK.replace("model = \"CBR\"", "model = \"trace\"\ntrace = \"/nonexistent.txt\"");
+    expect(
+        &OK.replace("\"2s\"", "\"-2s\""),
+        3,
+        "run.duration",
+        "negative",
+    );
+    expect(
+        &OK.replace("\"2s\"", "2"),
+        3,
+        "run.duration",
+        "expected a string with a unit",
+    );
+    expect(
+        &OK.replace("\"100Mbps\"", "\"0Mbps\""),
+        8,
+        "topology.access_rate",
+        "positive",
+    );
+    expect(
+        &OK.replace("\"10Mbps\"", "\"10Mbs\""),
+        9,
+        "topology.bottleneck_rate",
+        "unknown rate unit",
+    );
+    expect(
+        &OK.replace("flows = 10", "flows = -1"),
+        15,
+        "traffic.0.flows",
+        "negative",
+    );
+    expect(
+        &OK.replace("\"dumbbell\"", "\"bell\""),
+        6,
+        "topology.kind",
+        "unknown topology",
+    );
+    expect(
+        &OK.replace("\"r0-r1\"", "\"r0-r9\""),
+        18,
+        "metric.0.link",
+        "unknown link",
+    );
+    expect(
+        &OK.replace("\"CBR\"", "\"G.712\""),
+        14,
+        "traffic.0.model",
+        "unknown model",
+    );
+    expect(
+        &OK.replace("warmup = \"0.5s\"", "warmup = \"5s\""),
+        4,
+        "run.warmup",
+        "shorter",
+    );
+    let bad_trace = OK.replace(
+        "model = \"CBR\"",
+        "model = \"trace\"\ntrace = \"/nonexistent.txt\"",
+    );
     expect(&bad_trace, 15, "traffic.0.trace", "cannot read trace");
     let syntax = diags("[run\nduration=1");
     assert_eq!(syntax[0].path, "(syntax)");
@@ -113,14 +164,27 @@ to = "a"
 model = "CBR"
 "#;
     expect(text, 15, "traffic.0.to", "no route from b to a");
-    let routed = text.replace("model = \"CBR\"", "model = \"CBR\"\nroute = [\"b\", \"c\", \"a\"]");
+    let routed = text.replace(
+        "model = \"CBR\"",
+        "model = \"CBR\"\nroute = [\"b\", \"c\", \"a\"]",
+    );
     expect(&routed, 17, "traffic.0.route", "route does not connect");
 }
 
 #[test]
 fn reference_scenario_file_is_valid() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/reference.toml");
-    let sc = scenario::load(&p, &[("run.duration".into(), "\"0.5s\"".into()), ("run.warmup".into(), "\"0.1s\"".into())]).unwrap();
+    let sc = scenario::load(
+        &p,
+        &[
+            ("run.duration".into(), "\"0.5s\"".into()),
+            ("run.warmup".into(), "\"0.1s\"".into()),
+        ],
+    )
+    .unwrap();
     assert_eq!(sc.traffic[0].flows, 1000);
-    assert_eq!(sc.topology.links[sc.topology.link("n1-n2").unwrap()].rate, 155_520_000);
+    assert_eq!(
+        sc.topology.links[sc.topology.link("n1-n2").unwrap()].rate,
+        155_520_000
+    );
 }

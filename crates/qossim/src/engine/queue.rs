@@ -94,20 +94,28 @@ impl EventQueue for BinaryHeapQueue {
 ///
 /// It exploits the monotonicity of a discrete-event simulation: every time pushed is at
 /// least the last time popped. Bucket `i > 0` holds entries whose time differs from the
-/// last popped time first in bit `i - 1`; bucket 0 holds entries at exactly that time, kept
-/// in sequence order so ties fire first-in first-out. A 65-bit mask of non-empty buckets
+/// last popped time first in bit `i - 1`; entries at exactly that time wait in a FIFO
+/// deque in sequence order, so ties fire first-in first-out. A bitmask of non-empty buckets
 /// finds the next bucket in O(1); each entry is moved at most 64 times and usually a few.
 pub struct RadixHeapQueue {
-    /// Bucket 0 is ordered by decreasing seq, so the next entry is at the end.
+    /// Entries at exactly `last`, in decreasing seq order: the next one is at the end.
+    b0: Vec<Entry>,
+    /// Entries pushed at exactly `last` after `b0` was filled, in increasing seq order
+    /// (all later than `b0`'s); moved into `b0` when it runs dry.
+    b0_new: Vec<Entry>,
+    /// Buckets 1..=64 (index 0 unused).
     buckets: Vec<Vec<Entry>>,
     last: Time,
     len: usize,
+    /// Bit i set when bucket i (i >= 1) is non-empty.
     mask: u128,
 }
 
 impl Default for RadixHeapQueue {
     fn default() -> Self {
         RadixHeapQueue {
+            b0: Vec::new(),
+            b0_new: Vec::new(),
             buckets: (0..65).map(|_| Vec::new()).collect(),
             last: 0,
             len: 0,
@@ -127,11 +135,20 @@ impl RadixHeapQueue {
         (64 - (t ^ self.last).leading_zeros()) as usize
     }
 
-    /// Refills bucket 0 from the lowest non-empty bucket.
+    #[inline]
+    fn drain_new_or_refill(&mut self) {
+        if self.b0_new.is_empty() {
+            self.refill();
+        } else {
+            std::mem::swap(&mut self.b0, &mut self.b0_new);
+            self.b0.reverse();
+        }
+    }
+
+    /// Refills the minimum bucket from the lowest non-empty bucket.
     #[inline]
     fn refill(&mut self) {
-        let rest = self.mask & !1;
-        let i = rest.trailing_zeros() as usize;
+        let i = self.mask.trailing_zeros() as usize;
         let mut bucket = std::mem::take(&mut self.buckets[i]);
         self.mask &= !(1u128 << i);
         let min = bucket
@@ -140,19 +157,24 @@ impl RadixHeapQueue {
             .min()
             .expect("non-empty bucket");
         self.last = min;
+        let mut at_min = std::mem::take(&mut self.b0);
         for e in bucket.drain(..) {
             let b = self.bucket_of(e.time);
-            self.buckets[b].push(e);
-            self.mask |= 1u128 << b;
+            if b == 0 {
+                at_min.push(e);
+            } else {
+                self.buckets[b].push(e);
+                self.mask |= 1u128 << b;
+            }
         }
         // Keep the allocation of the drained bucket for reuse.
         if self.buckets[i].is_empty() {
             self.buckets[i] = bucket;
         }
-        let b0 = &mut self.buckets[0];
-        if b0.len() > 1 {
-            b0.sort_unstable_by_key(|x| std::cmp::Reverse(x.seq));
+        if at_min.len() > 1 {
+            at_min.sort_unstable_by_key(|e| std::cmp::Reverse(e.seq));
         }
+        self.b0 = at_min;
     }
 }
 
@@ -161,17 +183,19 @@ impl EventQueue for RadixHeapQueue {
     fn push(&mut self, e: Entry) {
         debug_assert!(e.time >= self.last, "event scheduled in the past");
         let b = self.bucket_of(e.time);
-        let v = &mut self.buckets[b];
         if b == 0 {
-            // A push at the current minimum time has a larger seq than everything queued
-            // there, so it goes to the front of the (decreasing-seq) bucket... unless it was
-            // pushed back after a pop, in which case its seq may be smaller.
-            let pos = v.partition_point(|x| x.seq > e.seq);
-            v.insert(pos, e);
+            // New entries have the largest seq so far and queue behind everything at this
+            // time; an entry pushed back after a pop (see `Scheduler::next_until`) has the
+            // smallest and goes next.
+            match self.b0.last() {
+                Some(x) if x.seq > e.seq => self.b0.push(e),
+                None if self.b0_new.first().is_none_or(|x| x.seq > e.seq) => self.b0.push(e),
+                _ => self.b0_new.push(e),
+            }
         } else {
-            v.push(e);
+            self.buckets[b].push(e);
+            self.mask |= 1u128 << b;
         }
-        self.mask |= 1u128 << b;
         self.len += 1;
     }
 
@@ -180,26 +204,21 @@ impl EventQueue for RadixHeapQueue {
         if self.len == 0 {
             return None;
         }
-        if self.mask & 1 == 0 {
-            self.refill();
+        if self.b0.is_empty() {
+            self.drain_new_or_refill();
         }
         self.len -= 1;
-        let b0 = &mut self.buckets[0];
-        let e = b0.pop();
-        if b0.is_empty() {
-            self.mask &= !1;
-        }
-        e
+        self.b0.pop()
     }
 
     fn peek_time(&mut self) -> Option<Time> {
         if self.len == 0 {
             return None;
         }
-        if self.mask & 1 == 0 {
-            self.refill();
+        if self.b0.is_empty() {
+            self.drain_new_or_refill();
         }
-        self.buckets[0].last().map(|e| e.time)
+        self.b0.last().map(|e| e.time)
     }
 
     fn len(&self) -> usize {

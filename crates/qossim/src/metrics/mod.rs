@@ -252,7 +252,10 @@ mod tests {
         for q in [0.5, 0.9, 0.99] {
             let exact = q * 100_000.0 * 1000.0;
             let got = h.quantile(q) as f64;
-            assert!((got - exact).abs() / exact < 1.0 / 64.0, "q{q}: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() / exact < 1.0 / 64.0,
+                "q{q}: {got} vs {exact}"
+            );
         }
         assert_eq!(h.mean(), 50_000.5 * 1000.0);
     }

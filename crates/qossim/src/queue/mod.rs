@@ -6,9 +6,13 @@
 
 mod droptail;
 mod priority;
+mod red;
 
 pub use droptail::{DropTail, Limit};
 pub use priority::{Priority, TopClassLimit};
+pub use red::{
+    red_drop_probability, Red, RedCounters, RedCurve, RedParams, Rio, RioMode, RioParams,
+};
 
 use crate::net::{marks, Packet};
 use crate::time::Time;

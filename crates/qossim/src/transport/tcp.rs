@@ -1,0 +1,743 @@
+//! TCP Reno with an infinite backlog, and its receiver.
+//!
+//! # Units and packets
+//! Sequence numbers count segments, from 0. Every data segment is `packet_size` bytes on
+//! the wire, of which `header_bytes` are TCP/IP header; goodput counts payload bytes
+//! (`packet_size - header_bytes` per segment delivered in order). A data segment carries
+//! its segment number in [`Packet::seq`], its transmission time in [`Packet::echo`] and the
+//! sender's agent id in [`Packet::ack`] (so the receiver can address its ACKs). An ACK
+//! ([`PacketKind::Ack`], `ack_size` bytes) carries the cumulative next-expected segment in
+//! `ack`, the segment that triggered it in `seq`, and echoes the segment's `echo`.
+//!
+//! # Sender (ns-2's `Agent/TCP/Reno`, in the RFC 5681 formulation)
+//! - Slow start (`cwnd += 1` per new ACK while `cwnd < ssthresh`), then congestion
+//!   avoidance (`cwnd += 1/cwnd` per new ACK). The usable window is
+//!   `min(floor(cwnd), wnd)` segments beyond the first unacknowledged one.
+//! - Fast retransmit on exactly the `dupack_threshold`-th (3rd) duplicate ACK:
+//!   `ssthresh = max(floor(flight/2), 2)` with `flight = snd_nxt - snd_una`,
+//!   `cwnd = ssthresh + 3`, the first unacknowledged segment is resent and the
+//!   retransmission timer restarted. Each further duplicate ACK inflates `cwnd` by one
+//!   (new segments go out when the window allows). The first ACK that acknowledges new
+//!   data, partial or not, deflates `cwnd` to `ssthresh` and ends recovery (classic Reno).
+//! - With `fast_retransmit_guard` (ns-2's `bugFix_`, on by default) a fast retransmit is
+//!   only started if the cumulative ACK covers every segment that had been sent at the
+//!   last fast retransmit or timeout (`snd_una >= recover`, the RFC 6582 test); this
+//!   avoids several window reductions for one window of losses. Without it, every third
+//!   duplicate ACK outside recovery triggers one.
+//! - Retransmission timeout: `ssthresh = max(floor(flight/2), 2)`, `cwnd = 1`, go-back-N
+//!   from the first unacknowledged segment, exponential backoff (the RTO doubles on each
+//!   successive timeout, up to `max_rto`).
+//! - RTT estimation as ns-2 without timestamps: one segment at a time is timed; the sample
+//!   is the number of clock ticks (`tick`, 10 ms) between its transmission and the ACK
+//!   that covers it, at least 1; samples feed Jacobson/Karels in ns-2's fixed point
+//!   (srtt scaled by 8, rttvar by 4): `RTO = srtt + 4 rttvar` ticks. Karn's rule: a
+//!   retransmission (fast or timeout) cancels the timing, and only a segment sent for the
+//!   first time is timed; a valid sample resets the backoff. The timeout is
+//!   `max(RTO, min_rto) x backoff`, at most `max_rto`, at least two ticks; before the
+//!   first sample `RTO = init_rto` (3 s). After more than three doublings the smoothed RTT
+//!   is discarded so that the next sample re-initialises the estimator (ns-2).
+//! - One retransmission timer, restarted by every ACK of new data while data is
+//!   outstanding. It is kept lazily: the agent remembers the deadline and has at most a
+//!   few timer events pending; an event that fires early re-arms itself at the deadline,
+//!   and a stale one (older generation) is ignored, so restarting costs nothing.
+//!
+//! # Receiver
+//! Acknowledges every data segment with the cumulative next-expected number (or, with
+//! delayed ACKs, every second in-order segment or after `delayed_ack`, and immediately for
+//! a segment out of order, a duplicate, or one that fills a gap). Out-of-order segments
+//! are buffered. It calls [`crate::world::Flows::delivered`] once per distinct segment,
+//! when it first arrives, so group and flow throughput count every segment once (wire
+//! bytes, no duplicate retransmissions); goodput (in-order payload) is reported
+//! separately.
+
+use crate::net::{AgentId, FlowId, Packet, PacketKind, NONE};
+use crate::time::{to_secs, Time, NEVER, PS_PER_MS, PS_PER_S};
+use crate::traffic::PacketTemplate;
+use crate::world::{Agent, Ctx};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+
+/// Timer kind of a delayed start.
+const KIND_BEGIN: u32 = u32::MAX - 1;
+/// Timer generations live in `0..GEN_SPAN`, below the reserved kinds.
+const GEN_SPAN: u32 = u32::MAX - 1;
+
+#[inline]
+fn next_gen(g: u32) -> u32 {
+    (g + 1) % GEN_SPAN
+}
+
+/// Configuration of a [`TcpRenoSender`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Size of a data segment on the wire, bytes (header included).
+    pub packet_size: u32,
+    /// TCP/IP header bytes in each segment (not counted in goodput).
+    pub header_bytes: u32,
+    /// Initial congestion window, segments.
+    pub init_cwnd: f64,
+    /// Initial slow-start threshold, segments.
+    pub init_ssthresh: f64,
+    /// Advertised (receiver) window, segments.
+    pub wnd: u32,
+    /// Duplicate ACKs that trigger a fast retransmit.
+    pub dupack_threshold: u32,
+    /// No second fast retransmit for losses of the same window (ns-2's `bugFix_`).
+    pub fast_retransmit_guard: bool,
+    /// Clock granularity of RTT measurement.
+    pub tick: Time,
+    /// Minimum retransmission timeout (applied before backoff).
+    pub min_rto: Time,
+    /// Retransmission timeout before the first RTT sample.
+    pub init_rto: Time,
+    /// Maximum retransmission timeout (after backoff).
+    pub max_rto: Time,
+    /// Flow group the connection is counted in (when the flow is opened at start).
+    pub group: u32,
+    /// Delay between the agent's start and the first segment.
+    pub start_delay: Time,
+}
+
+impl Default for TcpConfig {
+    /// 1000-byte segments with 40-byte headers, initial window 1, no window limit
+    /// (10^6 segments), 3 duplicate ACKs with the guard on, 10 ms tick, RTO 200 ms min,
+    /// 3 s initial, 64 s max, group 0, no start delay.
+    fn default() -> Self {
+        TcpConfig {
+            packet_size: 1000,
+            header_bytes: 40,
+            init_cwnd: 1.0,
+            init_ssthresh: 1e6,
+            wnd: 1_000_000,
+            dupack_threshold: 3,
+            fast_retransmit_guard: true,
+            tick: 10 * PS_PER_MS,
+            min_rto: 200 * PS_PER_MS,
+            init_rto: 3 * PS_PER_S,
+            max_rto: 64 * PS_PER_S,
+            group: 0,
+            start_delay: 0,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Payload bytes per segment.
+    pub fn payload(&self) -> u32 {
+        self.packet_size.saturating_sub(self.header_bytes)
+    }
+}
+
+/// Counters of a [`TcpRenoSender`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpStats {
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Segments sent that had been sent before.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// ACKs received.
+    pub acks: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+}
+
+/// A function applied to every data segment before it is sent (a host-side profiler that
+/// marks packets IN or OUT, for instance).
+pub type Marker = Box<dyn FnMut(&mut Packet, Time)>;
+
+/// A TCP Reno sender with an infinite backlog (see the module documentation).
+pub struct TcpRenoSender {
+    cfg: TcpConfig,
+    tmpl: PacketTemplate,
+    flow: FlowId,
+    me: AgentId,
+    marker: Option<Marker>,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u64,
+    srtt8: i64,
+    rttvar4: i64,
+    rtxcur: Time,
+    backoff: u64,
+    timed: Option<(u64, Time)>,
+    rto_deadline: Time,
+    timer_at: Time,
+    timer_gen: u32,
+    stats: TcpStats,
+    trace: bool,
+    trace_ids: Option<[usize; 3]>,
+    started: bool,
+}
+
+impl TcpRenoSender {
+    /// A sender whose data segments follow `tmpl` (source node, receiver node and
+    /// receiver agent, class, initial marks, route).
+    pub fn new(cfg: TcpConfig, tmpl: PacketTemplate) -> Self {
+        TcpRenoSender {
+            cfg,
+            tmpl,
+            flow: NONE,
+            me: NONE,
+            marker: None,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.init_cwnd.max(1.0),
+            ssthresh: cfg.init_ssthresh,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            srtt8: 0,
+            rttvar4: 0,
+            rtxcur: cfg.init_rto,
+            backoff: 1,
+            timed: None,
+            rto_deadline: NEVER,
+            timer_at: NEVER,
+            timer_gen: 0,
+            stats: TcpStats::default(),
+            trace: false,
+            trace_ids: None,
+            started: false,
+        }
+    }
+
+    /// Uses an already opened flow instead of opening one in `cfg.group` at start.
+    pub fn with_flow(mut self, flow: FlowId) -> Self {
+        self.flow = flow;
+        self
+    }
+
+    /// Applies `marker` to every data segment (retransmissions included) before sending.
+    pub fn with_marker(mut self, marker: Marker) -> Self {
+        self.marker = Some(marker);
+        self
+    }
+
+    /// Records `NAME.cwnd`, `NAME.ssthresh` (segments, at every change) and `NAME.rtt`
+    /// (seconds, every sample) through the world's recorder, `NAME` being the agent name.
+    pub fn trace(mut self, on: bool) -> Self {
+        self.trace = on;
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
+    /// The flow id ([`NONE`] before the start).
+    pub fn flow(&self) -> FlowId {
+        self.flow
+    }
+
+    /// Congestion window, segments.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Slow-start threshold, segments.
+    pub fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
+    /// First unacknowledged segment.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// One past the highest segment sent.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
+    /// True during fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> TcpStats {
+        self.stats
+    }
+
+    /// Smoothed RTT, if any sample was taken since the last reset.
+    pub fn srtt(&self) -> Option<Time> {
+        (self.srtt8 > 0).then(|| (self.srtt8 as u64 * self.cfg.tick) / 8)
+    }
+
+    /// The current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Time {
+        let base = self.rtxcur.max(self.cfg.min_rto);
+        base.saturating_mul(self.backoff)
+            .min(self.cfg.max_rto)
+            .max(2 * self.cfg.tick)
+    }
+
+    /// The current backoff multiplier.
+    pub fn backoff(&self) -> u64 {
+        self.backoff
+    }
+
+    fn begin(&mut self, ctx: &mut Ctx) {
+        self.started = true;
+        let now = ctx.now();
+        if self.flow == NONE {
+            self.flow = ctx.flows.open(self.cfg.group, now);
+        }
+        if self.trace {
+            let me = ctx.me;
+            let name = ctx.agents().name(me).to_string();
+            self.trace_ids = Some([
+                ctx.rec.id(&format!("{name}.cwnd"), "segments"),
+                ctx.rec.id(&format!("{name}.ssthresh"), "segments"),
+                ctx.rec.id(&format!("{name}.rtt"), "s"),
+            ]);
+            self.trace_window(ctx);
+        }
+        self.send_much(ctx);
+    }
+
+    fn trace_window(&self, ctx: &mut Ctx) {
+        if let Some(ids) = self.trace_ids {
+            let now = ctx.now();
+            ctx.rec.push(ids[0], now, self.cwnd);
+            ctx.rec
+                .push(ids[1], now, self.ssthresh.min(self.cfg.wnd as f64));
+        }
+    }
+
+    /// Sets the retransmission deadline, scheduling a timer event only if none is
+    /// pending at or before it.
+    fn set_deadline(&mut self, deadline: Time, ctx: &mut Ctx) {
+        self.rto_deadline = deadline;
+        if deadline == NEVER || (self.timer_at != NEVER && self.timer_at <= deadline) {
+            return;
+        }
+        self.timer_gen = next_gen(self.timer_gen);
+        ctx.timer_at(deadline, self.timer_gen);
+        self.timer_at = deadline;
+    }
+
+    fn restart_timer(&mut self, ctx: &mut Ctx) {
+        let d = ctx.now() + self.rto();
+        self.set_deadline(d, ctx);
+    }
+
+    fn send_segment(&mut self, seq: u64, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let mut pkt = self.tmpl.packet(self.flow, self.cfg.packet_size, seq, now);
+        pkt.ack = self.me as u64;
+        pkt.echo = now;
+        if let Some(m) = self.marker.as_mut() {
+            m(&mut pkt, now);
+        }
+        self.stats.segments_sent += 1;
+        if seq >= self.snd_max {
+            self.snd_max = seq + 1;
+            if self.timed.is_none() {
+                self.timed = Some((seq, now));
+            }
+        } else {
+            self.stats.retransmits += 1;
+        }
+        ctx.flows.sent(&pkt, now);
+        ctx.send(pkt);
+        if self.rto_deadline == NEVER {
+            self.restart_timer(ctx);
+        }
+    }
+
+    fn send_much(&mut self, ctx: &mut Ctx) {
+        let win = (self.cwnd.floor() as u64).min(self.cfg.wnd as u64).max(1);
+        while self.snd_nxt < self.snd_una + win {
+            let s = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.send_segment(s, ctx);
+        }
+    }
+
+    fn half_flight(&self) -> f64 {
+        (((self.snd_nxt - self.snd_una) / 2) as f64).max(2.0)
+    }
+
+    fn rtt_sample(&mut self, sent: Time, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let tick = self.cfg.tick;
+        let ticks = ((now / tick) - (sent / tick)).max(1) as i64;
+        if self.srtt8 != 0 {
+            let mut delta = ticks - (self.srtt8 >> 3);
+            self.srtt8 += delta;
+            if self.srtt8 <= 0 {
+                self.srtt8 = 1;
+            }
+            delta = delta.abs() - (self.rttvar4 >> 2);
+            self.rttvar4 += delta;
+            if self.rttvar4 <= 0 {
+                self.rttvar4 = 1;
+            }
+        } else {
+            self.srtt8 = ticks << 3;
+            self.rttvar4 = ticks << 1;
+        }
+        self.rtxcur = (((self.rttvar4 << 3) + self.srtt8) >> 3) as u64 * tick;
+        self.stats.rtt_samples += 1;
+        if let Some(ids) = self.trace_ids {
+            ctx.rec.push(ids[2], now, to_secs(now - sent));
+        }
+    }
+
+    fn on_ack(&mut self, ack: u64, ctx: &mut Ctx) {
+        self.stats.acks += 1;
+        if ack > self.snd_una {
+            if let Some((seq, sent)) = self.timed {
+                if ack > seq {
+                    self.timed = None;
+                    self.backoff = 1;
+                    self.rtt_sample(sent, ctx);
+                }
+            }
+            if self.in_recovery {
+                self.cwnd = self.ssthresh;
+                self.in_recovery = false;
+            } else if self.cwnd < self.ssthresh {
+                self.cwnd += 1.0;
+            } else {
+                self.cwnd += 1.0 / self.cwnd;
+            }
+            self.dupacks = 0;
+            self.snd_una = ack.min(self.snd_max);
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            if self.snd_una < self.snd_max {
+                self.restart_timer(ctx);
+            } else {
+                self.rto_deadline = NEVER;
+            }
+            self.send_much(ctx);
+            self.trace_window(ctx);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+            let k = self.cfg.dupack_threshold;
+            if self.dupacks == k && !self.in_recovery {
+                if !self.cfg.fast_retransmit_guard || self.snd_una >= self.recover {
+                    self.fast_retransmit(ctx);
+                }
+            } else if self.dupacks > k && self.in_recovery {
+                self.cwnd += 1.0;
+                self.send_much(ctx);
+                self.trace_window(ctx);
+            }
+        }
+    }
+
+    fn fast_retransmit(&mut self, ctx: &mut Ctx) {
+        self.stats.fast_retransmits += 1;
+        self.recover = self.snd_max;
+        self.ssthresh = self.half_flight();
+        self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
+        self.in_recovery = true;
+        self.timed = None;
+        let una = self.snd_una;
+        self.send_segment(una, ctx);
+        self.restart_timer(ctx);
+        self.send_much(ctx);
+        self.trace_window(ctx);
+    }
+
+    fn on_timeout(&mut self, ctx: &mut Ctx) {
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.recover = self.snd_max;
+        self.ssthresh = self.half_flight();
+        self.cwnd = 1.0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.timed = None;
+        if self.backoff < 64 || self.rto() < self.cfg.max_rto {
+            self.backoff = (self.backoff * 2).min(1 << 40);
+        }
+        if self.backoff > 8 {
+            self.rttvar4 += self.srtt8 >> 3;
+            self.srtt8 = 0;
+        }
+        self.snd_nxt = self.snd_una;
+        self.restart_timer(ctx);
+        self.send_much(ctx);
+        self.trace_window(ctx);
+    }
+}
+
+impl Agent for TcpRenoSender {
+    fn start(&mut self, ctx: &mut Ctx) {
+        self.me = ctx.me;
+        if self.cfg.start_delay > 0 {
+            ctx.timer(self.cfg.start_delay, KIND_BEGIN);
+        } else {
+            self.begin(ctx);
+        }
+    }
+
+    fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
+        if kind == KIND_BEGIN {
+            if !self.started {
+                self.begin(ctx);
+            }
+            return;
+        }
+        if kind != self.timer_gen || self.timer_at == NEVER {
+            return;
+        }
+        self.timer_at = NEVER;
+        let d = self.rto_deadline;
+        if d == NEVER {
+            return;
+        }
+        if ctx.now() < d {
+            self.set_deadline(d, ctx);
+            return;
+        }
+        self.rto_deadline = NEVER;
+        self.on_timeout(ctx);
+    }
+
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
+        if pkt.kind == PacketKind::Ack && self.started {
+            self.on_ack(pkt.ack, ctx);
+        }
+    }
+
+    fn report(&self, _now: Time, out: &mut Vec<(String, Value)>) {
+        let s = &self.stats;
+        out.push(("segments_sent".into(), json!(s.segments_sent)));
+        out.push(("retransmits".into(), json!(s.retransmits)));
+        out.push(("timeouts".into(), json!(s.timeouts)));
+        out.push(("fast_retransmits".into(), json!(s.fast_retransmits)));
+        out.push(("cwnd".into(), json!(self.cwnd)));
+        out.push((
+            "ssthresh".into(),
+            json!(self.ssthresh.min(self.cfg.wnd as f64)),
+        ));
+        if let Some(srtt) = self.srtt() {
+            out.push(("srtt_s".into(), json!(to_secs(srtt))));
+        }
+        out.push(("rto_s".into(), json!(to_secs(self.rto()))));
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// Configuration of a [`TcpReceiver`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpReceiverConfig {
+    /// ACK size on the wire, bytes.
+    pub ack_size: u32,
+    /// Header bytes of a data segment (subtracted to count payload).
+    pub header_bytes: u32,
+    /// Delayed ACKs: acknowledge every second in-order segment, or this long after an
+    /// unacknowledged one. `None` acknowledges every segment.
+    pub delayed_ack: Option<Time>,
+    /// Goodput in the report counts payload delivered from this time on.
+    pub measure_from: Time,
+}
+
+impl Default for TcpReceiverConfig {
+    /// 40-byte ACKs and headers, an ACK for every segment, goodput from time 0.
+    fn default() -> Self {
+        TcpReceiverConfig {
+            ack_size: 40,
+            header_bytes: 40,
+            delayed_ack: None,
+            measure_from: 0,
+        }
+    }
+}
+
+impl TcpReceiverConfig {
+    /// The configuration with delayed ACKs after `delay` (ns-2's default is 100 ms).
+    pub fn delayed(mut self, delay: Time) -> Self {
+        self.delayed_ack = Some(delay);
+        self
+    }
+}
+
+/// A TCP receiver: cumulative ACKs, out-of-order buffering, goodput counting (see the
+/// module documentation). One receiver serves one connection.
+pub struct TcpReceiver {
+    cfg: TcpReceiverConfig,
+    rcv_nxt: u64,
+    /// `got[i]` is true if segment `rcv_nxt + i` is buffered (`got[0]` is always false).
+    got: VecDeque<bool>,
+    delivered_segments: u64,
+    delivered_bytes: u64,
+    measured_bytes: u64,
+    duplicates: u64,
+    acks_sent: u64,
+    pending: Option<Packet>,
+    dack_gen: u32,
+}
+
+impl TcpReceiver {
+    /// A receiver with the given configuration.
+    pub fn new(cfg: TcpReceiverConfig) -> Self {
+        TcpReceiver {
+            cfg,
+            rcv_nxt: 0,
+            got: VecDeque::new(),
+            delivered_segments: 0,
+            delivered_bytes: 0,
+            measured_bytes: 0,
+            duplicates: 0,
+            acks_sent: 0,
+            pending: None,
+            dack_gen: 0,
+        }
+    }
+
+    /// Next segment expected in order.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Segments delivered in order.
+    pub fn delivered_segments(&self) -> u64 {
+        self.delivered_segments
+    }
+
+    /// Payload bytes delivered in order.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.delivered_bytes
+    }
+
+    /// Data segments received that had already been received.
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
+    /// ACKs sent.
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
+    }
+
+    /// Goodput (in-order payload, bits per second) from `measure_from` to `now`.
+    pub fn goodput_bps(&self, now: Time) -> f64 {
+        if now <= self.cfg.measure_from {
+            return 0.0;
+        }
+        self.measured_bytes as f64 * 8.0 / to_secs(now - self.cfg.measure_from)
+    }
+
+    fn send_ack(&mut self, data: &Packet, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let ack = Packet {
+            size: self.cfg.ack_size,
+            flow: data.flow,
+            src: data.dst,
+            dst: data.src,
+            dst_agent: data.ack as AgentId,
+            route: NONE,
+            hop: 0,
+            kind: PacketKind::Ack,
+            class: 0,
+            marks: 0,
+            seq: data.seq,
+            ack: self.rcv_nxt,
+            created: now,
+            echo: data.echo,
+            aux: [0.0; 2],
+        };
+        self.acks_sent += 1;
+        self.pending = None;
+        ctx.send(ack);
+    }
+}
+
+impl Agent for TcpReceiver {
+    fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
+        if kind == self.dack_gen {
+            if let Some(p) = self.pending {
+                self.send_ack(&p, ctx);
+            }
+        }
+    }
+
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
+        if pkt.kind != PacketKind::Data {
+            return;
+        }
+        let now = ctx.now();
+        let mut immediate = false;
+        if pkt.seq < self.rcv_nxt {
+            self.duplicates += 1;
+            immediate = true;
+        } else {
+            let idx = (pkt.seq - self.rcv_nxt) as usize;
+            if self.got.len() <= idx {
+                self.got.resize(idx + 1, false);
+            }
+            if self.got[idx] {
+                self.duplicates += 1;
+                immediate = true;
+            } else {
+                self.got[idx] = true;
+                ctx.flows.delivered(&pkt, now);
+                if idx > 0 {
+                    immediate = true;
+                }
+                let before = self.rcv_nxt;
+                while self.got.front() == Some(&true) {
+                    self.got.pop_front();
+                    self.rcv_nxt += 1;
+                }
+                let advanced = self.rcv_nxt - before;
+                if advanced > 1 {
+                    immediate = true;
+                }
+                let payload = pkt.size.saturating_sub(self.cfg.header_bytes) as u64;
+                self.delivered_segments += advanced;
+                self.delivered_bytes += advanced * payload;
+                if now >= self.cfg.measure_from {
+                    self.measured_bytes += advanced * payload;
+                }
+            }
+        }
+        match self.cfg.delayed_ack {
+            None => self.send_ack(&pkt, ctx),
+            Some(delay) => {
+                if immediate || self.pending.is_some() {
+                    self.dack_gen = next_gen(self.dack_gen);
+                    self.send_ack(&pkt, ctx);
+                } else {
+                    self.pending = Some(pkt);
+                    self.dack_gen = next_gen(self.dack_gen);
+                    ctx.timer(delay, self.dack_gen);
+                }
+            }
+        }
+    }
+
+    fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {
+        out.push(("delivered_bytes".into(), json!(self.delivered_bytes)));
+        out.push(("delivered_segments".into(), json!(self.delivered_segments)));
+        out.push(("duplicates".into(), json!(self.duplicates)));
+        out.push(("goodput_bps".into(), json!(self.goodput_bps(now))));
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}

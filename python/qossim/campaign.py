@@ -1,0 +1,865 @@
+"""Campaigns: a scenario × a parameter grid × seeds, cached and resumable.
+
+A campaign file is TOML::
+
+    [campaign]
+    name = "example"
+    scenario = "../../scenarios/reference.toml"   # relative to this file
+    seeds = [1, 2, 3]                             # or seeds = 5 for 1..5
+
+    [grid]                                        # full cartesian product
+    "traffic.flows.count" = [100, 200]
+
+    [set]                                         # optional, same for every run
+    "simulation.duration" = "10s"
+
+Every run is identified by the sha256 of (scenario text, sorted overrides,
+seed, qossim version) and stored in ``OUT/runs/<key>/`` by the worker that
+ran it, atomically. Running a campaign executes only the runs whose directory
+is missing, so a killed campaign resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from qossim import _engine, _toml
+from qossim.errors import (
+    BackendUnavailableError,
+    CampaignError,
+    CampaignRunError,
+    QossimError,
+    ResultError,
+)
+from qossim.params import canonical_overrides, format_value, run_key
+from qossim.progress import CampaignBar
+from qossim.results import (
+    atomic_write_text,
+    build_manifest,
+    clean_stale_temps,
+    is_result_dir,
+    read_manifest,
+    read_summary,
+    write_run_dir,
+)
+from qossim.stats import mean_ci
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "BACKENDS",
+    "Campaign",
+    "Job",
+    "execute_job",
+    "gather",
+    "run_campaign",
+    "run_jobs",
+    "summarize",
+]
+
+BACKENDS = ("local", "dask", "ray")
+RUNS_DIR = "runs"
+INDEX_FILE = "campaign.json"
+LOCK_FILE = ".lock"
+
+_CAMPAIGN_KEYS = {"name", "scenario", "seeds"}
+_TOP_KEYS = {"campaign", "grid", "set"}
+_ID_COLUMNS = ("seed", "run_key")
+
+
+# ----------------------------------------------------------------------------
+# jobs
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of a campaign: scenario text, overrides and seed, and where it goes."""
+
+    key: str
+    scenario_text: str
+    scenario_file: str
+    overrides: tuple[tuple[str, str], ...]
+    seed: int
+    params: Mapping[str, Any]
+    run_dir: str
+    version: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a plain, picklable dictionary for worker processes."""
+        return {
+            "key": self.key,
+            "scenario_text": self.scenario_text,
+            "scenario_file": self.scenario_file,
+            "overrides": [list(pair) for pair in self.overrides],
+            "seed": self.seed,
+            "params": dict(self.params),
+            "run_dir": self.run_dir,
+            "version": self.version,
+        }
+
+
+def make_job(
+    scenario_text: str,
+    scenario_file: str,
+    overrides: Iterable[tuple[str, str]],
+    seed: int,
+    params: Mapping[str, Any],
+    out_dir: str | os.PathLike[str],
+    version: str | None = None,
+) -> Job:
+    """Build a :class:`Job` whose run directory is ``OUT/runs/<key>``."""
+    version = _engine.core_version() if version is None else version
+    pairs = tuple((str(k), str(v)) for k, v in overrides)
+    key = run_key(scenario_text, pairs, seed, version)
+    run_dir = Path(out_dir).resolve() / RUNS_DIR / key
+    return Job(
+        key, scenario_text, scenario_file, pairs, int(seed), dict(params), str(run_dir), version
+    )
+
+
+def execute_job(job: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one job and write its run directory; the function every backend calls.
+
+    Returns ``{"key", "status", "error"}`` with status ``"done"``,
+    ``"cached"`` (already on disk) or ``"failed"``. It never raises for a
+    failed run, so one bad run cannot stop the others.
+    """
+    key = str(job["key"])
+    run_dir = Path(job["run_dir"])
+    if is_result_dir(run_dir):
+        return {"key": key, "status": "cached", "error": None}
+    overrides = [(str(k), str(v)) for k, v in job["overrides"]]
+    try:
+        version = _engine.core_version()
+        expected = job.get("version") or version
+        if version != expected:
+            raise QossimError(
+                f"this worker runs qossim engine {version}, the campaign was keyed for {expected}"
+            )
+        raw = _engine.run_raw(
+            job["scenario_text"],
+            job["scenario_file"],
+            int(job["seed"]),
+            overrides,
+            None,
+        )
+        manifest = build_manifest(
+            raw,
+            scenario_file=job["scenario_file"],
+            overrides=overrides,
+            params=job["params"],
+            version=version,
+            run_key=key,
+        )
+        try:
+            write_run_dir(
+                run_dir,
+                manifest=manifest,
+                summary=raw.get("summary", {}),
+                series=raw.get("series", {}),
+                scenario_text=job["scenario_text"],
+            )
+        except FileExistsError:  # another worker stored the same run first
+            if is_result_dir(run_dir):
+                return {"key": key, "status": "cached", "error": None}
+            raise
+    except Exception as exc:  # noqa: BLE001 - reported per run
+        message = "; ".join(exc.lines) if isinstance(exc, QossimError) else str(exc)
+        return {
+            "key": key,
+            "status": "failed",
+            "error": f"{type(exc).__name__}: {message}",
+        }
+    return {"key": key, "status": "done", "error": None}
+
+
+# ----------------------------------------------------------------------------
+# campaign definition
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class Campaign:
+    """A scenario, a grid of overrides, fixed overrides and seeds."""
+
+    name: str
+    scenario_text: str
+    scenario_file: str
+    seeds: list[int]
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    fixed: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Campaign:
+        """Read and check a campaign file; raise CampaignError listing every problem."""
+        label = os.fspath(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise CampaignError(f"{label}: cannot read: {reason}") from None
+        try:
+            data = _toml.loads(text)
+        except _toml.TOMLDecodeError as exc:
+            line = _toml.error_line(exc, text)
+            raise CampaignError(f"{label}:{line}: {_toml.error_reason(exc)}") from None
+        return cls.from_dict(data, base_dir=Path(path).parent, label=label, source=Path(path))
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        base_dir: str | os.PathLike[str] = ".",
+        *,
+        label: str = "<campaign>",
+        source: Path | None = None,
+    ) -> Campaign:
+        """Build a campaign from the parsed TOML structure.
+
+        ``campaign.scenario`` may be a path (relative to ``base_dir``) or a
+        scenario dictionary.
+        """
+        problems: list[str] = []
+        for key in data:
+            if key not in _TOP_KEYS:
+                problems.append(f"{label}: {key}: unknown table (expected campaign, grid, set)")
+        head = data.get("campaign")
+        if not isinstance(head, Mapping):
+            raise CampaignError(problems + [f"{label}: campaign: missing [campaign] table"])
+        for key in head:
+            if key not in _CAMPAIGN_KEYS:
+                problems.append(f"{label}: campaign.{key}: unknown key")
+
+        name = head.get("name", Path(label).stem if source else "campaign")
+        if not isinstance(name, str) or not name.strip():
+            problems.append(f"{label}: campaign.name: must be a non-empty string")
+            name = "campaign"
+
+        scenario_text, scenario_file = "", ""
+        scenario = head.get("scenario")
+        if isinstance(scenario, Mapping):
+            scenario_text, scenario_file = _toml.dumps(scenario), "<dict>"
+        elif isinstance(scenario, str) and scenario:
+            scenario_path = Path(base_dir) / scenario
+            scenario_file = os.fspath(scenario_path)
+            try:
+                scenario_text = scenario_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
+                problems.append(
+                    f"{label}: campaign.scenario: cannot read {scenario_file}: {reason}"
+                )
+        else:
+            problems.append(f"{label}: campaign.scenario: must be a path to a scenario file")
+
+        seeds = _parse_seeds(head.get("seeds"), label, problems)
+        grid = _flatten(data.get("grid", {}), label, "grid", problems)
+        fixed = _flatten(data.get("set", {}), label, "set", problems)
+        for key, values in grid.items():
+            if not isinstance(values, list) or not values:
+                problems.append(f"{label}: grid.{key}: must be a non-empty list of values")
+        for key in sorted(set(grid) & set(fixed)):
+            problems.append(f"{label}: {key}: set in both [grid] and [set]")
+        for table, entries in (("grid", grid), ("set", fixed)):
+            for key, value in entries.items():
+                values = value if table == "grid" and isinstance(value, list) else [value]
+                for item in values:
+                    try:
+                        format_value(item)
+                    except TypeError as exc:
+                        problems.append(f"{label}: {table}.{key}: {exc}")
+        if problems:
+            raise CampaignError(problems)
+        return cls(
+            name=name.strip(),
+            scenario_text=scenario_text,
+            scenario_file=scenario_file,
+            seeds=seeds,
+            grid={k: list(v) for k, v in grid.items()},
+            fixed=dict(fixed),
+            source=source,
+        )
+
+    def points(self) -> list[dict[str, Any]]:
+        """Return the grid points (dicts of parameter values) in a fixed order."""
+        keys = list(self.grid)
+        return [
+            dict(zip(keys, values, strict=True))
+            for values in itertools.product(*self.grid.values())
+        ]
+
+    def overrides_for(self, point: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Return the overrides of one grid point (fixed ones first)."""
+        pairs = [(k, format_value(v)) for k, v in self.fixed.items()]
+        pairs += [(k, format_value(v)) for k, v in point.items()]
+        return pairs
+
+    def jobs(self, out_dir: str | os.PathLike[str], version: str | None = None) -> list[Job]:
+        """Expand the campaign into jobs, grid-point major, then seed."""
+        version = _engine.core_version() if version is None else version
+        return [
+            make_job(
+                self.scenario_text,
+                self.scenario_file,
+                self.overrides_for(point),
+                seed,
+                point,
+                out_dir,
+                version,
+            )
+            for point in self.points()
+            for seed in self.seeds
+        ]
+
+    def default_out_dir(self) -> Path:
+        """Return ``runs/<name>`` (relative to the working directory)."""
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.name)
+        return Path("runs") / (safe.strip(".") or "campaign")
+
+
+def _parse_seeds(value: Any, label: str, problems: list[str]) -> list[int]:
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, int):
+        if value < 1:
+            problems.append(f"{label}: campaign.seeds: a count of seeds must be >= 1")
+            return []
+        return list(range(1, value + 1))
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
+    ):
+        if len(set(value)) != len(value):
+            problems.append(f"{label}: campaign.seeds: seeds must not repeat")
+        return list(value)
+    problems.append(
+        f"{label}: campaign.seeds: must be a count (seeds = 5) or a non-empty list of "
+        "non-negative integers"
+    )
+    return []
+
+
+def _flatten(table: Any, label: str, name: str, problems: list[str]) -> dict[str, Any]:
+    if not isinstance(table, Mapping):
+        problems.append(f"{label}: {name}: must be a table")
+        return {}
+    out: dict[str, Any] = {}
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            path = f"{prefix}{key}"
+            if isinstance(value, Mapping):
+                walk(value, path + ".")
+            else:
+                out[path] = value
+
+    walk(table, "")
+    return out
+
+
+CampaignLike = Union[Campaign, str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def as_campaign(campaign: CampaignLike) -> Campaign:
+    """Accept a :class:`Campaign`, a campaign file path or a parsed campaign dict."""
+    if isinstance(campaign, Campaign):
+        return campaign
+    if isinstance(campaign, Mapping):
+        return Campaign.from_dict(campaign)
+    return Campaign.load(campaign)
+
+
+# ----------------------------------------------------------------------------
+# running
+# ----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a campaign directory (released even on SIGKILL)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    handle = open(out_dir / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise CampaignError(
+                f"{out_dir}: another campaign is running in this directory"
+            ) from None
+        yield
+    finally:
+        handle.close()
+
+
+def _write_index(out_dir: Path, name: str, jobs: Sequence[Job], params: Sequence[str]) -> None:
+    index = {
+        "name": name,
+        "params": list(params),
+        "runs": [{"key": j.key, "seed": j.seed, "params": dict(j.params)} for j in jobs],
+    }
+    atomic_write_text(out_dir / INDEX_FILE, json.dumps(index, indent=1) + "\n")
+
+
+def _validate_jobs(jobs: Sequence[Job]) -> None:
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    lines: list[str] = []
+    for job in jobs:
+        signature = (job.scenario_text, tuple(canonical_overrides(job.overrides)))
+        if signature in seen:
+            continue
+        seen.add(signature)
+        for line in _engine.validate(job.scenario_text, job.scenario_file, list(job.overrides)):
+            if line not in lines:
+                lines.append(line)
+    if lines:
+        raise CampaignError(lines)
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    out_dir: str | os.PathLike[str],
+    *,
+    backend: str = "local",
+    address: str | None = None,
+    jobs_n: int | None = None,
+    progress: bool = True,
+    name: str = "campaign",
+    params: Sequence[str] | None = None,
+) -> dict[str, int]:
+    """Execute the jobs whose run directory is missing, on the chosen backend.
+
+    Validates every distinct scenario/override combination first (nothing
+    runs if one is invalid), holds a lock on ``out_dir``, removes temporary
+    directories left by killed runs, and raises
+    :class:`qossim.errors.CampaignRunError` after all runs ended if some
+    failed (the successful ones are kept). Returns counts of ``total``,
+    ``cached``, ``done`` runs.
+    """
+    if backend not in BACKENDS:
+        raise QossimError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    if jobs_n is not None and jobs_n < 1:
+        raise QossimError(f"--jobs must be >= 1, got {jobs_n}")
+    out = Path(out_dir)
+    unique: dict[str, Job] = {}
+    for job in jobs:
+        unique.setdefault(job.key, job)
+    _validate_jobs(list(unique.values()))
+    with _locked(out):
+        clean_stale_temps(out / RUNS_DIR)
+        _write_index(out, name, jobs, params if params is not None else _param_names(jobs))
+        pending = [j for j in unique.values() if not is_result_dir(j.run_dir)]
+        counts = {"total": len(unique), "cached": len(unique) - len(pending), "done": 0}
+        if not pending:
+            return counts
+        failures: list[str] = []
+        with CampaignBar(len(unique), counts["cached"], name, progress) as bar:
+            runner = {"local": _run_local, "dask": _run_dask, "ray": _run_ray}[backend]
+            by_key = {j.key: j for j in pending}
+            for outcome in runner([j.to_dict() for j in pending], address, jobs_n):
+                failed = outcome["status"] == "failed"
+                if failed:
+                    job = by_key[outcome["key"]]
+                    failures.append(f"run {job.key[:12]} ({_describe(job)}): {outcome['error']}")
+                else:
+                    counts["done"] += 1
+                bar.advance(failed)
+    if failures:
+        raise CampaignRunError(
+            [f"{len(failures)} of {len(pending)} runs failed (finished runs are kept):"] + failures
+        )
+    return counts
+
+
+def _describe(job: Job) -> str:
+    parts = [f"{k}={v}" for k, v in job.params.items()]
+    return ", ".join(parts + [f"seed={job.seed}"])
+
+
+def _param_names(jobs: Iterable[Job]) -> list[str]:
+    names: list[str] = []
+    for job in jobs:
+        for key in job.params:
+            if key not in names:
+                names.append(key)
+    return names
+
+
+def _default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool_context() -> Any:
+    """Multiprocessing context of the local pool.
+
+    Workers are spawned (fresh interpreters, safe whatever threads the caller
+    runs); when the main program is not a file a spawned worker could import
+    (code piped to ``python -``), fork is used instead where it exists.
+    """
+    import multiprocessing
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is not None and not os.path.isfile(main_file):
+        if "fork" in multiprocessing.get_all_start_methods():
+            return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+_BROKEN_POOL_HINT = (
+    "a worker process died; if this runs from a Python script, guard the script's "
+    'entry point with `if __name__ == "__main__":`'
+)
+
+
+def _run_local(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> Iterator[dict]:
+    if address:
+        raise QossimError("the local backend takes no --address")
+    workers = min(n or _default_workers(), len(jobs))
+    if workers <= 1:
+        for job in jobs:
+            yield execute_job(job)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context())
+    try:
+        futures = {pool.submit(execute_job, job): job["key"] for job in jobs}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                yield {"key": futures[future], "status": "failed", "error": _BROKEN_POOL_HINT}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_dask(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> Iterator[dict]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise BackendUnavailableError(
+            "the dask backend needs the 'distributed' package: pip install 'dask[distributed]'"
+        ) from None
+    if address:
+        try:
+            client = Client(address, timeout="30s")
+        except (OSError, TimeoutError) as exc:
+            raise BackendUnavailableError(
+                f"cannot reach the Dask scheduler at {address}: {exc}"
+            ) from None
+    else:
+        client = Client(
+            n_workers=min(n or _default_workers(), len(jobs)),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+    try:
+        futures = client.map(execute_job, jobs, pure=False)
+        keys = {future.key: job["key"] for future, job in zip(futures, jobs, strict=True)}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker, reported per run
+                yield {
+                    "key": keys[future.key],
+                    "status": "failed",
+                    "error": f"dask: {exc}",
+                }
+    finally:
+        client.close()
+
+
+def _run_ray(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> Iterator[dict]:
+    try:
+        import ray
+    except ImportError:
+        raise BackendUnavailableError(
+            "the ray backend needs the 'ray' package: pip install ray"
+        ) from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise BackendUnavailableError(
+                    f"cannot connect to the Ray cluster at {address}: {exc}"
+                ) from None
+        else:
+            with _package_on_pythonpath():
+                ray.init(
+                    num_cpus=n or _default_workers(),
+                    include_dashboard=False,
+                    log_to_driver=False,
+                )
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=0)(execute_job)
+        refs = {remote.remote(job): job["key"] for job in jobs}
+        waiting = list(refs)
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            for ref in ready:
+                try:
+                    yield ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a lost worker, reported per run
+                    yield {"key": refs[ref], "status": "failed", "error": f"ray: {exc}"}
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@contextlib.contextmanager
+def _package_on_pythonpath() -> Iterator[None]:
+    """Make sure locally started Ray workers can import this qossim package."""
+    root = str(Path(__file__).resolve().parent.parent)
+    old = os.environ.get("PYTHONPATH")
+    entries = old.split(os.pathsep) if old else []
+    if root not in entries and root not in {str(Path(p).resolve()) for p in entries if p}:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *entries])
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def run_campaign(
+    campaign: CampaignLike,
+    backend: str = "local",
+    address: str | None = None,
+    jobs: int | None = None,
+    progress: bool = True,
+    *,
+    out: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """Run a campaign's missing runs and return the tidy table of all its runs.
+
+    Parameters
+    ----------
+    campaign:
+        A :class:`Campaign`, a campaign file path, or a parsed campaign dict.
+    backend:
+        ``"local"`` (process pool), ``"dask"`` or ``"ray"``.
+    address:
+        Dask scheduler (``tcp://host:8786``) or Ray cluster (``ray://host:10001``
+        or ``auto``); ``None`` starts a local cluster.
+    jobs:
+        Number of parallel workers for local pools and clusters (default: all
+        cores).
+    progress:
+        Show a progress bar with ETA on a terminal.
+    out:
+        Campaign directory (default ``runs/<campaign name>``).
+
+    The table has one row per run: grid parameter columns, ``seed``, every
+    scalar summary metric and ``run_key``; it is the same on every backend.
+    It is also written to ``OUT/runs.csv``, and :func:`summarize` of it to
+    ``OUT/summary.csv``. ``table.attrs["counts"]`` tells how many runs were
+    executed and how many were already stored.
+    """
+    spec = as_campaign(campaign)
+    out_dir = Path(out) if out is not None else spec.default_out_dir()
+    job_list = spec.jobs(out_dir)
+    counts = run_jobs(
+        job_list,
+        out_dir,
+        backend=backend,
+        address=address,
+        jobs_n=jobs,
+        progress=progress,
+        name=spec.name,
+        params=list(spec.grid),
+    )
+    if spec.source is not None:
+        with contextlib.suppress(OSError):
+            atomic_write_text(out_dir / "campaign.toml", spec.source.read_text(encoding="utf-8"))
+    table = gather_jobs(job_list, params=list(spec.grid))
+    atomic_write_text(out_dir / "runs.csv", table.to_csv(index=False))
+    atomic_write_text(out_dir / "summary.csv", summarize(table).to_csv(index=False))
+    table.attrs["out_dir"] = str(out_dir)
+    table.attrs["counts"] = counts
+    return table
+
+
+# ----------------------------------------------------------------------------
+# gathering
+# ----------------------------------------------------------------------------
+
+
+def _scalars(summary: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_scalars(value, name + "."))
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            out[name] = value
+    return out
+
+
+def _rows_to_frame(rows: list[dict[str, Any]], params: Sequence[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    metrics: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in params and key not in _ID_COLUMNS and key not in metrics:
+                metrics.append(key)
+    columns = [*params, "seed", *metrics, "run_key"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs["params"] = list(params)
+    frame.attrs["metrics"] = metrics
+    return frame
+
+
+def _row(run_dir: Path, params: Sequence[str] | None = None) -> dict[str, Any]:
+    manifest = read_manifest(run_dir)
+    summary = read_summary(run_dir)
+    row: dict[str, Any] = {}
+    run_params = manifest.get("params", {}) or {}
+    for key in params if params is not None else run_params:
+        row[key] = run_params.get(key)
+    row["seed"] = manifest.get("seed")
+    for key, value in _scalars(summary).items():
+        if key in row:
+            key = f"summary.{key}"
+        row[key] = value
+    row["run_key"] = manifest.get("run_key", run_dir.name)
+    return row
+
+
+def gather_jobs(jobs: Sequence[Job], params: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read the stored results of ``jobs`` (in job order) into one table."""
+    names = list(params) if params is not None else _param_names(jobs)
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for job in jobs:
+        if job.key in seen or not is_result_dir(job.run_dir):
+            continue
+        seen.add(job.key)
+        rows.append(_row(Path(job.run_dir), names))
+    return _rows_to_frame(rows, names)
+
+
+def gather(out_dir: str | os.PathLike[str], *, all_runs: bool = False) -> pd.DataFrame:
+    """Read a campaign directory into one tidy table, one row per run.
+
+    Columns: grid parameters, ``seed``, every scalar summary metric (nested
+    summary tables flattened to dotted names), ``run_key``. By default only
+    the runs of the campaign last run in ``out_dir`` are included, in its
+    order; ``all_runs=True`` reads every complete run directory instead.
+    Incomplete (temporary) directories are never read.
+    """
+    out = Path(out_dir)
+    runs = out / RUNS_DIR
+    if not runs.is_dir():
+        raise ResultError(f"{out}: not a campaign directory (no {RUNS_DIR}/)")
+    index_path = out / INDEX_FILE
+    if not all_runs and index_path.is_file():
+        try:
+            index = json.loads(index_path.read_text(encoding="utf-8"))
+            params = [str(p) for p in index.get("params", [])]
+            keys = [str(r["key"]) for r in index.get("runs", [])]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ResultError(f"{index_path}: unreadable: {exc}") from None
+        rows = []
+        seen: set[str] = set()
+        for key in keys:
+            if key not in seen and is_result_dir(runs / key):
+                seen.add(key)
+                rows.append(_row(runs / key, params))
+        return _rows_to_frame(rows, params)
+    dirs = sorted(p for p in runs.iterdir() if is_result_dir(p))
+    manifests = [read_manifest(d) for d in dirs]
+    params: list[str] = []
+    for manifest in manifests:
+        for key in manifest.get("params", {}) or {}:
+            if key not in params:
+                params.append(key)
+    rows = [_row(d, params) for d in dirs]
+    rows.sort(key=lambda r: ([_sort_key(r.get(p)) for p in params], _sort_key(r.get("seed"))))
+    return _rows_to_frame(rows, params)
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    if value is None:
+        return (2, "")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value)
+    return (1, str(value))
+
+
+# ----------------------------------------------------------------------------
+# summarising
+# ----------------------------------------------------------------------------
+
+
+def summarize(
+    df: pd.DataFrame,
+    by: Sequence[str] | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Mean and Student-t confidence interval across seeds, per grid point.
+
+    Returns a long table with columns ``*by, metric, mean, ci_low, ci_high,
+    runs`` holding one row per grid point and numeric metric, in the order
+    grid points first appear. ``by`` defaults to the grid parameters recorded
+    by :func:`gather` (or the columns before ``seed``). ``runs`` counts the
+    non-missing values; with one run the interval is NaN.
+    """
+    import pandas as pd
+
+    if by is None:
+        by = df.attrs.get("params")
+        if by is None:
+            columns = list(df.columns)
+            by = columns[: columns.index("seed")] if "seed" in columns else []
+    by = list(by)
+    metrics = [
+        c
+        for c in df.columns
+        if c not in by
+        and c not in _ID_COLUMNS
+        and (pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]))
+    ]
+    records: list[dict[str, Any]] = []
+    if by:
+        groups = df.groupby(by, sort=False, dropna=False)
+    else:
+        groups = [((), df)]
+    for point, group in groups:
+        if not isinstance(point, tuple):
+            point = (point,)
+        for metric in metrics:
+            values = [float(v) for v in group[metric].tolist() if v is not None]
+            ci = mean_ci(values, confidence)
+            record = dict(zip(by, point, strict=True))
+            record.update(metric=metric, mean=ci.mean, ci_low=ci.low, ci_high=ci.high, runs=ci.n)
+            records.append(record)
+    out = pd.DataFrame(records, columns=[*by, "metric", "mean", "ci_low", "ci_high", "runs"])
+    out.attrs["params"] = by
+    return out

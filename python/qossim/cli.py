@@ -1,0 +1,373 @@
+"""The ``qossim`` command.
+
+Sub-commands: ``run``, ``validate``, ``sweep``, ``show``, ``report`` and
+``reproduce``. Problems a user can cause (a bad scenario, an unreadable
+file, an unknown study) are printed one per line on standard error, naming
+the file, and end the command with exit status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from qossim import __version__, api, campaign, report, studies
+from qossim.errors import QossimError
+from qossim.params import parse_set
+from qossim.results import Result, atomic_dir, is_result_dir
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USER = 2
+EXIT_INTERRUPTED = 130
+
+
+def _print_err(*lines: str) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
+def _flatten(summary: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = []
+    for key, value in summary.items():
+        if isinstance(value, Mapping):
+            items.extend(_flatten(value, f"{prefix}{key}."))
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _print_pairs(pairs: Sequence[tuple[str, Any]], indent: str = "  ") -> None:
+    width = max((len(k) for k, _ in pairs), default=0)
+    for key, value in pairs:
+        print(f"{indent}{key.ljust(width)}  {_fmt(value)}")
+
+
+# ----------------------------------------------------------------------------
+# commands
+# ----------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one scenario and store it as a run directory."""
+    text, filename = api.scenario_source(args.file)
+    overrides = parse_set(args.set or [])
+    if args.out is not None:
+        _check_target(Path(args.out))
+    result = api.run_text(
+        text,
+        seed=args.seed,
+        set=overrides,
+        progress=not args.quiet,
+        filename=filename,
+    )
+    if args.out is not None:
+        out = Path(args.out)
+    else:
+        stem = Path(args.file).stem or "scenario"
+        key = str(result.manifest.get("run_key", ""))[:8]
+        out = Path("runs") / f"{stem}-{key}-s{result.seed}"
+    _check_target(out)
+    result.save(out, overwrite=True)
+    print("summary:")
+    _print_pairs(_flatten(result.summary))
+    print(f"run directory: {out}")
+    return EXIT_OK
+
+
+def _check_target(out: Path) -> None:
+    if out.exists() and not is_result_dir(out) and not _empty_dir(out):
+        raise QossimError(f"{out}: exists and is not a run directory; choose another --out")
+
+
+def _empty_dir(path: Path) -> bool:
+    return path.is_dir() and not any(path.iterdir())
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate a scenario; print FILE: ok or every diagnostic."""
+    text, filename = api.scenario_source(args.file)
+    diagnostics = api.validate_text(text, set=parse_set(args.set or []), filename=filename)
+    if diagnostics:
+        _print_err(*diagnostics)
+        return EXIT_USER
+    print(f"{args.file}: ok")
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a campaign's missing runs and print the summarised table."""
+    spec = campaign.Campaign.load(args.campaign)
+    out = Path(args.out) if args.out is not None else spec.default_out_dir()
+    table = campaign.run_campaign(
+        spec,
+        backend=args.backend,
+        address=args.address,
+        jobs=args.jobs,
+        progress=not args.quiet,
+        out=out,
+    )
+    summary = campaign.summarize(table)
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(summary.to_string(index=False) if len(summary) else "(no numeric metrics)")
+    counts = table.attrs.get("counts", {})
+    print(
+        f"results: {out} ({counts.get('total', len(table))} runs: "
+        f"{counts.get('done', 0)} executed, {counts.get('cached', 0)} already stored)"
+    )
+    print(f"tables: {out / 'runs.csv'}, {out / 'summary.csv'}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print a run directory's manifest, summary and time series."""
+    result = Result.load(args.rundir)
+    print(f"run: {args.rundir}")
+    print("manifest:")
+    _print_pairs([(k, v) for k, v in result.manifest.items() if k != "series"])
+    print("summary:")
+    _print_pairs(_flatten(result.summary))
+    print("series:")
+    for name in result.series_names:
+        frame = result.timeseries(name)
+        print(f"  {name}: {len(frame)} rows; columns: {', '.join(map(str, frame.columns))}")
+    if not result.series_names:
+        print("  (none)")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Build index.html for a run directory or a campaign directory."""
+    source = Path(args.dir)
+    out = Path(args.out) if args.out is not None else source / "report"
+    if is_result_dir(source):
+        build = report.run_report
+    elif (source / campaign.RUNS_DIR).is_dir():
+        build = report.campaign_report
+    else:
+        raise QossimError(
+            f"{source}: neither a run directory (no manifest.json) "
+            f"nor a campaign directory (no {campaign.RUNS_DIR}/)"
+        )
+    if out.exists() and not (out / "index.html").is_file() and not _empty_dir(out):
+        raise QossimError(f"{out}: exists and is not a report directory; choose another --out")
+    with atomic_dir(out, replace=True) as tmp:
+        build(source, tmp)
+    print(f"report: {out / 'index.html'}")
+    return EXIT_OK
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Reproduce one study (or every registered study) and write its report."""
+    names = [args.study] if args.study else studies.study_names()
+    only = list(args.only) if args.only else None
+    plan: list[tuple[str, list[str] | None]] = []
+    if only and not args.study:
+        claimed: set[str] = set()
+        for name in names:
+            module = studies.get_study(name)
+            mine = [o for o in only if o in [str(e) for e in module.EXPERIMENTS]]
+            claimed.update(mine)
+            if mine:
+                plan.append((name, mine))
+        missing = [o for o in only if o not in claimed]
+        if missing:
+            raise QossimError(
+                [f"reproduce: no registered study has experiment {o!r}" for o in missing]
+            )
+    else:
+        for name in names:
+            studies.check_only(name, studies.get_study(name), only)
+            plan.append((name, only))
+    settings = studies.Execution(backend=args.backend, address=args.address, jobs=args.jobs)
+    with studies.use_execution(settings):
+        for name, selected in plan:
+            if args.out is None:
+                out_dir = Path("reports") / name
+            else:
+                out_dir = Path(args.out) if args.study else Path(args.out) / name
+            output, report_path = studies.reproduce(
+                name,
+                quick=args.quick,
+                only=selected,
+                out_dir=out_dir,
+                progress=not args.quiet,
+            )
+            if args.format == "json":
+                sys.stdout.write(studies.format_json(output))
+                sys.stdout.flush()
+                _print_err(f"report: {report_path}")
+            else:
+                sys.stdout.write(studies.format_text(output, name))
+                print(f"report: {report_path}")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------
+# parser
+# ----------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _version_text() -> str:
+    try:
+        from qossim import _engine
+
+        engine = _engine.core_version()
+    except QossimError:
+        engine = "not built"
+    return f"qossim {__version__} (engine {engine})"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the ``qossim`` command."""
+    parser = argparse.ArgumentParser(
+        prog="qossim",
+        description="Discrete-event simulator for network traffic management and QoS.",
+    )
+    parser.add_argument("--version", action="store_true", help="print versions and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add_set(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--set",
+            action="append",
+            metavar="KEY.PATH=VALUE",
+            help="override a scenario value (repeatable)",
+        )
+
+    def add_backend(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--backend", choices=campaign.BACKENDS, default="local")
+        p.add_argument(
+            "--address",
+            help="Dask scheduler (tcp://host:8786) or Ray cluster (ray://host:10001, auto)",
+        )
+        p.add_argument("--jobs", type=_positive_int, help="parallel runs (default: all cores)")
+
+    p = sub.add_parser("run", help="run one scenario")
+    p.add_argument("file", help="scenario TOML file")
+    add_set(p)
+    p.add_argument("--seed", type=_seed, help="run seed (default: chosen by the engine)")
+    p.add_argument("--out", help="run directory (default: runs/<scenario>-<hash8>-s<seed>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("validate", help="check a scenario without running it")
+    p.add_argument("file", help="scenario TOML file")
+    add_set(p)
+    p.set_defaults(handler=cmd_validate)
+
+    p = sub.add_parser("sweep", help="run a campaign (scenario x grid x seeds)")
+    p.add_argument("campaign", help="campaign TOML file")
+    add_backend(p)
+    p.add_argument("--out", help="campaign directory (default: runs/<campaign name>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=cmd_sweep)
+
+    p = sub.add_parser("show", help="print a run directory")
+    p.add_argument("rundir")
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("report", help="build an HTML report of a run or a campaign")
+    p.add_argument("dir", help="run directory or campaign directory")
+    p.add_argument("--out", help="report directory (default: DIR/report)")
+    p.set_defaults(handler=cmd_report)
+
+    p = sub.add_parser("reproduce", help="reproduce a study's tables and figures")
+    p.add_argument("study", nargs="?", help="study name (default: every registered study)")
+    p.add_argument("--quick", action="store_true", help="shorter runs, fewer seeds and points")
+    p.add_argument("--only", action="extend", nargs="+", metavar="ID", help="experiment ids to run")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: aligned tables; json: JSON Lines, one record per line",
+    )
+    p.add_argument("--out", help="output directory (default: reports/<study>)")
+    add_backend(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(handler=cmd_reproduce)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``qossim`` command with ``argv`` (default: ``sys.argv[1:]``)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(_version_text())
+        return EXIT_OK
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USER
+    try:
+        return int(args.handler(args))
+    except QossimError as exc:
+        _print_err(*exc.lines)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        _print_err("qossim: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else "qossim"
+        _print_err(f"{where}: {exc.strerror or exc}")
+        return EXIT_USER
+    except Exception as exc:
+        if os.environ.get("QOSSIM_TRACEBACK"):
+            raise
+        _print_err(
+            f"qossim: internal error: {type(exc).__name__}: {exc} "
+            "(set QOSSIM_TRACEBACK=1 to see the traceback)"
+        )
+        return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null after a broken pipe so exit does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""Self-contained HTML reports: one offline page, figures embedded.
+
+The page has inline CSS, PNG figures embedded as ``data:`` URIs and no
+reference to any other resource, so it can be mailed, archived or opened
+without a network.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from qossim import plots
+from qossim.campaign import gather, summarize
+from qossim.results import Result, atomic_write_text
+
+__all__ = [
+    "campaign_report",
+    "format_cell",
+    "render_report",
+    "run_report",
+    "write_report",
+]
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+       max-width: 70rem; padding: 0 1rem; color: #1b1b1b; line-height: 1.45; }
+h1 { font-size: 1.6rem; border-bottom: 2px solid #444; padding-bottom: .3rem; }
+h2 { font-size: 1.2rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: .9rem; }
+th, td { border: 1px solid #bbb; padding: .25rem .6rem; }
+th { background: #eee; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1rem 0 2rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figcaption { font-size: .9rem; color: #444; margin-top: .3rem; }
+ul.notes li { margin: .2rem 0; }
+footer { margin-top: 3rem; font-size: .8rem; color: #666; }
+nav ul { columns: 2; font-size: .9rem; }
+"""
+
+TableLike = Any  # a pandas DataFrame or a list of dicts
+
+
+def format_cell(value: Any) -> str:
+    """Format one table cell: numbers with 6 significant digits, None/NaN as blank."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return f"{value:.6g}"
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            return format_cell(value.item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def _rows_of(table: TableLike) -> tuple[list[str], list[list[Any]]]:
+    if hasattr(table, "columns") and hasattr(table, "itertuples"):
+        columns = [str(c) for c in table.columns]
+        rows = [list(row) for row in table.itertuples(index=False, name=None)]
+        return columns, rows
+    records = list(table)
+    columns: list[str] = []
+    for record in records:
+        if not isinstance(record, Mapping):
+            raise TypeError("a table must be a DataFrame or a list of dicts")
+        for key in record:
+            if str(key) not in columns:
+                columns.append(str(key))
+    rows = [[record.get(c) for c in columns] for record in records]
+    return columns, rows
+
+
+def _is_number(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf")
+    )
+
+
+def _table_html(table: TableLike) -> str:
+    columns, rows = _rows_of(table)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for row in rows:
+        cells = []
+        for value in row:
+            css = ' class="num"' if _is_number(value) else ""
+            cells.append(f"<td{css}>{html.escape(format_cell(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    if not rows:
+        body.append(f'<tr><td colspan="{max(1, len(columns))}">(no rows)</td></tr>')
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure_html(title: str, png: str | os.PathLike[str] | bytes) -> str:
+    data = png if isinstance(png, bytes) else Path(png).read_bytes()
+    if not data.startswith(b"\x89PNG"):
+        raise ValueError(f"figure {title!r}: not a PNG image")
+    encoded = base64.b64encode(data).decode("ascii")
+    caption = html.escape(title)
+    return (
+        f'<figure><img alt="{caption}" src="data:image/png;base64,{encoded}">'
+        f"<figcaption>{caption}</figcaption></figure>"
+    )
+
+
+def _anchor(prefix: str, index: int) -> str:
+    return f"{prefix}-{index}"
+
+
+def render_report(
+    title: str,
+    tables: Sequence[tuple[str, TableLike]] = (),
+    figures: Sequence[tuple[str, str | os.PathLike[str] | bytes]] = (),
+    notes: str | Iterable[str] | None = None,
+) -> str:
+    """Return the HTML text of a report (see :func:`write_report`)."""
+    from qossim import __version__
+
+    note_list = [notes] if isinstance(notes, str) else list(notes or [])
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
+    toc = [
+        f'<li><a href="#{_anchor("t", i)}">{html.escape(t)}</a></li>'
+        for i, (t, _) in enumerate(tables)
+    ] + [
+        f'<li><a href="#{_anchor("f", i)}">{html.escape(t)}</a></li>'
+        for i, (t, _) in enumerate(figures)
+    ]
+    if len(toc) > 3:
+        parts.append("<nav><ul>" + "".join(toc) + "</ul></nav>")
+    if note_list:
+        parts.append('<h2>Notes</h2><ul class="notes">')
+        parts.extend(f"<li>{html.escape(str(n))}</li>" for n in note_list)
+        parts.append("</ul>")
+    for i, (table_title, table) in enumerate(tables):
+        parts.append(f'<h2 id="{_anchor("t", i)}">{html.escape(table_title)}</h2>')
+        parts.append(_table_html(table))
+    for i, (figure_title, png) in enumerate(figures):
+        parts.append(f'<h2 id="{_anchor("f", i)}">{html.escape(figure_title)}</h2>')
+        parts.append(_figure_html(figure_title, png))
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts.append(f"<footer>qossim {html.escape(__version__)} — {stamp}</footer>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_report(
+    directory: str | os.PathLike[str],
+    title: str,
+    tables: Sequence[tuple[str, TableLike]] = (),
+    figures: Sequence[tuple[str, str | os.PathLike[str] | bytes]] = (),
+    notes: str | Iterable[str] | None = None,
+) -> Path:
+    """Write ``DIRECTORY/index.html`` atomically and return its path.
+
+    ``tables`` is a list of ``(title, DataFrame or list of dicts)``;
+    ``figures`` a list of ``(title, PNG path or PNG bytes)``, embedded as
+    base64 data URIs; ``notes`` a string or list of strings. The page
+    references no external resource.
+    """
+    text = render_report(title, tables, figures, notes)
+    return atomic_write_text(Path(directory) / "index.html", text)
+
+
+# ----------------------------------------------------------------------------
+# automatic reports of run and campaign directories
+# ----------------------------------------------------------------------------
+
+_TIME_COLUMNS = ("t_s", "time_s", "t", "time")
+
+
+def _time_column(columns: Sequence[str]) -> str:
+    for name in _TIME_COLUMNS:
+        if name in columns:
+            return name
+    return str(columns[0])
+
+
+def _flat(summary: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = []
+    for key, value in summary.items():
+        if isinstance(value, Mapping):
+            items.extend(_flat(value, f"{prefix}{key}."))
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return value
+
+
+def run_report(run_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
+    """Write a report of one run directory: manifest, summary, one plot per series unit."""
+    result = Result.load(run_dir)
+    out = Path(out_dir)
+    manifest = [
+        {"field": k, "value": _short(v)} for k, v in result.manifest.items() if k != "series"
+    ]
+    summary = [{"metric": k, "value": v} for k, v in _flat(result.summary)]
+    figures: list[tuple[str, Path]] = []
+    for index, name in enumerate(result.series_names):
+        frame = result.timeseries(name)
+        if frame.empty or len(frame.columns) < 2:
+            continue
+        x = _time_column([str(c) for c in frame.columns])
+        by_unit: dict[str, list[str]] = {}
+        for column in frame.columns:
+            if column != x and frame[column].dtype.kind in "iuf":
+                by_unit.setdefault(plots.unit_from_name(str(column)), []).append(column)
+        for unit, columns in by_unit.items():
+            fig = plots.timeseries(
+                frame,
+                x,
+                columns,
+                y_label=columns[0] if len(columns) == 1 else name,
+                y_unit=unit,
+                x_unit=plots.unit_from_name(x, default="s"),
+                title=name,
+            )
+            path = plots.save(fig, out / "figures" / f"series-{index}-{len(figures)}.png")
+            figures.append((f"{name} ({unit})", path))
+    title = f"qossim run: {Path(run_dir).name}"
+    return write_report(out, title, [("Summary", summary), ("Manifest", manifest)], figures)
+
+
+def campaign_report(campaign_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
+    """Write a report of a campaign directory: summary by grid point, all runs, plots.
+
+    Each numeric metric is plotted against the first numeric grid parameter
+    (one line per value of the other parameters), or as a histogram across
+    runs when the grid has no numeric parameter.
+    """
+    import pandas as pd
+
+    table = gather(campaign_dir)
+    summary = summarize(table)
+    params = list(table.attrs.get("params", []))
+    out = Path(out_dir)
+    numeric = [p for p in params if pd.api.types.is_numeric_dtype(table[p])]
+    figures: list[tuple[str, Path]] = []
+    metrics = list(dict.fromkeys(summary["metric"])) if len(summary) else []
+    for index, metric in enumerate(metrics):
+        unit = plots.unit_from_name(metric)
+        rows = summary[summary["metric"] == metric]
+        if numeric:
+            x = numeric[0]
+            others = [p for p in params if p != x]
+            frame = rows.copy()
+            group = None
+            if others:
+                frame["point"] = frame[others].astype(str).agg(", ".join, axis=1)
+                group = "point"
+            fig = plots.mean_ci(
+                frame,
+                x,
+                "mean",
+                ci=("ci_low", "ci_high"),
+                group=group,
+                x_label=x,
+                x_unit=plots.unit_from_name(x),
+                y_label=metric,
+                y_unit=unit,
+                title=f"{metric} (mean and 95% CI)",
+            )
+        else:
+            fig = plots.histogram(table[metric].dropna(), label=metric, unit=unit, bins=20)
+        path = plots.save(fig, out / "figures" / f"metric-{index}.png")
+        figures.append((metric, path))
+    name = Path(campaign_dir).resolve().name
+    notes = [
+        f"{len(table)} runs; parameters: {', '.join(params) or 'none'}.",
+        "Intervals are 95% Student-t confidence intervals across seeds.",
+    ]
+    tables = [("Summary by grid point", summary), ("All runs", table)]
+    return write_report(out, f"qossim campaign: {name}", tables, figures, notes)

@@ -1,0 +1,364 @@
+"""The reproduce frame: registered studies turned into tables, figures and a report.
+
+A study is a module with
+
+* ``EXPERIMENTS``: the ids of its experiments (``--only`` picks among them);
+* ``TITLE`` (optional): a human title for its report;
+* ``reproduce(quick, only, out_dir, progress) -> StudyOutput``: runs what it
+  needs (through :func:`run_points`, which caches runs under
+  ``out_dir/runs/``) and returns its tables, figures and notes.
+
+Register a study with :func:`register_study`. ``qossim reproduce`` prints each
+table (``--format text``: aligned columns, ``value ± half-width`` when a cell
+has more than one run, and a ``runs`` column; ``--format json``: JSON Lines,
+one record object per line) and writes ``out_dir/index.html``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from qossim import _toml
+from qossim.campaign import gather_jobs, make_job, run_jobs
+from qossim.errors import StudyError
+from qossim.report import write_report
+from qossim.stats import CI
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Execution",
+    "StudyOutput",
+    "Table",
+    "check_only",
+    "execution",
+    "format_cell",
+    "format_json",
+    "format_text",
+    "get_study",
+    "register_study",
+    "reproduce",
+    "run_points",
+    "study_names",
+    "table_grid",
+    "use_execution",
+    "write_study_report",
+]
+
+_REGISTRY: dict[str, ModuleType | str] = {}
+
+
+# ----------------------------------------------------------------------------
+# registry
+# ----------------------------------------------------------------------------
+
+
+def register_study(name: str, module: ModuleType | str) -> None:
+    """Register a study under ``name``: a module, or its dotted name (imported lazily)."""
+    if not name or any(ch.isspace() for ch in name):
+        raise ValueError(f"study name must be a non-empty word, got {name!r}")
+    _REGISTRY[name] = module
+
+
+def study_names() -> list[str]:
+    """Return the names of registered studies, in registration order."""
+    return list(_REGISTRY)
+
+
+def get_study(name: str) -> ModuleType:
+    """Return a registered study module; raise StudyError for an unknown name."""
+    if name not in _REGISTRY:
+        known = ", ".join(_REGISTRY) or "none"
+        raise StudyError(f"{name}: unknown study (registered: {known})")
+    module = _REGISTRY[name]
+    if isinstance(module, str):
+        module = importlib.import_module(module)
+        _REGISTRY[name] = module
+    for attribute in ("EXPERIMENTS", "reproduce"):
+        if not hasattr(module, attribute):
+            raise StudyError(f"{name}: study module {module.__name__} has no {attribute}")
+    return module
+
+
+# ----------------------------------------------------------------------------
+# output
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """One study table: records plus its layout (row order, column order, title).
+
+    Each record is ``{table, row, column, value, ci_low, ci_high, runs}``.
+    """
+
+    id: str
+    title: str
+    rows: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    row_label: str = ""
+
+    def add(
+        self,
+        row: str,
+        column: str,
+        value: Any,
+        ci_low: float | None = None,
+        ci_high: float | None = None,
+        runs: int = 1,
+    ) -> None:
+        """Add one cell; new rows and columns are appended to the layout."""
+        if row not in self.rows:
+            self.rows.append(row)
+        if column not in self.columns:
+            self.columns.append(column)
+        self.records.append(
+            {
+                "table": self.id,
+                "row": row,
+                "column": column,
+                "value": _clean(value),
+                "ci_low": _clean(ci_low),
+                "ci_high": _clean(ci_high),
+                "runs": int(runs),
+            }
+        )
+
+    def add_ci(self, row: str, column: str, ci: CI) -> None:
+        """Add a cell holding a mean and its confidence interval."""
+        self.add(row, column, ci.mean, ci.low, ci.high, ci.n)
+
+    def cell(self, row: str, column: str) -> dict[str, Any] | None:
+        """Return the record of one cell, or None."""
+        for record in self.records:
+            if record["row"] == row and record["column"] == column:
+                return record
+        return None
+
+
+@dataclass
+class StudyOutput:
+    """What a study returns: tables, figures ``(title, png path)`` and notes."""
+
+    tables: list[Table] = field(default_factory=list)
+    figures: list[tuple[str, Path]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _clean(value: Any) -> Any:
+    if value is None:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def format_cell(record: Mapping[str, Any] | None) -> str:
+    """Format a cell: ``value``, or ``value ± half-width`` when runs > 1."""
+    if record is None:
+        return ""
+    value = record.get("value")
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    text = f"{value:.4g}"
+    low, high = record.get("ci_low"), record.get("ci_high")
+    if record.get("runs", 1) > 1 and low is not None and high is not None:
+        half = (high - low) / 2
+        text += f" ± {half:.2g}"
+    return text
+
+
+def _runs_label(table: Table, row: str) -> str:
+    # Cells with runs = 0 hold values that are not measured (e.g. theory).
+    counts = sorted({int(r["runs"]) for r in table.records if r["row"] == row and r["runs"] > 0})
+    if not counts:
+        return ""
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+
+
+def table_grid(table: Table) -> tuple[list[str], list[list[str]]]:
+    """Return the header and rows of a table as formatted strings."""
+    header = [table.row_label or "", *table.columns, "runs"]
+    rows = [
+        [
+            row,
+            *(format_cell(table.cell(row, c)) for c in table.columns),
+            _runs_label(table, row),
+        ]
+        for row in table.rows
+    ]
+    return header, rows
+
+
+def format_text(output: StudyOutput, study: str = "") -> str:
+    """Render every table as an aligned text table, then the notes."""
+    blocks: list[str] = []
+    for table in output.tables:
+        header, rows = table_grid(table)
+        widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+
+        def line(cells: Sequence[str], widths: list[int] = widths) -> str:
+            first = cells[0].ljust(widths[0])
+            rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+            return "  ".join([first, *rest]).rstrip()
+
+        title = f"{study}: {table.title}" if study else table.title
+        rule = "-" * max(len(title), sum(widths) + 2 * (len(widths) - 1))
+        blocks.append("\n".join([title, rule, line(header), *(line(r) for r in rows)]))
+    if output.notes:
+        blocks.append("\n".join(["notes:", *(f"  - {n}" for n in output.notes)]))
+    return "\n\n".join(blocks) + "\n"
+
+
+def format_json(output: StudyOutput) -> str:
+    """Render every record as JSON Lines: one JSON object per line, no array.
+
+    Missing or non-finite numbers are ``null``.
+    """
+    lines = [
+        json.dumps(record, ensure_ascii=False, allow_nan=False)
+        for table in output.tables
+        for record in table.records
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write_study_report(name: str, module: ModuleType, output: StudyOutput, out_dir: Path) -> Path:
+    """Write the study's HTML report into ``out_dir/index.html``."""
+    tables = []
+    for table in output.tables:
+        header, rows = table_grid(table)
+        header[0] = header[0] or " "
+        tables.append((table.title, [dict(zip(header, r, strict=True)) for r in rows]))
+    title = getattr(module, "TITLE", None) or f"qossim study: {name}"
+    return write_report(out_dir, title, tables, output.figures, output.notes)
+
+
+# ----------------------------------------------------------------------------
+# running study points
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where study runs execute: backend, cluster address and parallel jobs."""
+
+    backend: str = "local"
+    address: str | None = None
+    jobs: int | None = None
+
+
+_EXECUTION = [Execution()]
+
+
+def execution() -> Execution:
+    """Return the execution settings in force for study runs."""
+    return _EXECUTION[-1]
+
+
+@contextlib.contextmanager
+def use_execution(settings: Execution) -> Iterator[Execution]:
+    """Run study points with ``settings`` inside the ``with`` block."""
+    _EXECUTION.append(settings)
+    try:
+        yield settings
+    finally:
+        _EXECUTION.pop()
+
+
+def run_points(
+    points: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | str]],
+    seeds: Sequence[int],
+    out_dir: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    name: str = "study",
+    scenario_file: str = "<dict>",
+) -> pd.DataFrame:
+    """Run scenarios for every seed (cached under ``out_dir/runs``) and gather them.
+
+    ``points`` yields ``(params, scenario)`` where ``params`` names the point
+    (it becomes the table's parameter columns) and ``scenario`` is a
+    scenario dict or TOML text. Runs already stored are not executed again.
+    Returns the tidy table of :func:`qossim.gather`.
+    """
+    jobs = []
+    params: list[str] = []
+    for point, scenario in points:
+        text = scenario if isinstance(scenario, str) else _toml.dumps(scenario)
+        for key in point:
+            if key not in params:
+                params.append(key)
+        for seed in seeds:
+            jobs.append(make_job(text, scenario_file, [], seed, dict(point), out_dir))
+    settings = execution()
+    run_jobs(
+        jobs,
+        out_dir,
+        backend=settings.backend,
+        address=settings.address,
+        jobs_n=settings.jobs,
+        progress=progress,
+        name=name,
+        params=params,
+    )
+    return gather_jobs(jobs, params)
+
+
+# ----------------------------------------------------------------------------
+# reproduce
+# ----------------------------------------------------------------------------
+
+
+def check_only(name: str, module: ModuleType, only: Sequence[str] | None) -> list[str] | None:
+    """Validate ``--only`` ids against a study's EXPERIMENTS."""
+    if not only:
+        return None
+    known = [str(e) for e in module.EXPERIMENTS]
+    unknown = [o for o in only if o not in known]
+    if unknown:
+        raise StudyError(
+            [f"{name}: unknown experiment {o!r} (known: {', '.join(known)})" for o in unknown]
+        )
+    return list(only)
+
+
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    only: Sequence[str] | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> tuple[StudyOutput, Path]:
+    """Run one registered study and write its report; return (output, report path).
+
+    ``out_dir`` defaults to ``reports/<name>``.
+    """
+    module = get_study(name)
+    selected = check_only(name, module, only)
+    target = Path(out_dir) if out_dir is not None else Path("reports") / name
+    target.mkdir(parents=True, exist_ok=True)
+    output = module.reproduce(quick=quick, only=selected, out_dir=target, progress=progress)
+    if not isinstance(output, StudyOutput):
+        raise StudyError(f"{name}: reproduce() returned {type(output).__name__}, not StudyOutput")
+    report = write_study_report(name, module, output, target)
+    return output, report
+
+
+register_study("validation", "qossim.studies.validation")

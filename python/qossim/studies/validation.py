@@ -1,0 +1,354 @@
+"""Validation study: small queueing systems against textbook results.
+
+Experiments:
+
+``mm1``
+    M/M/1 queue (Poisson arrivals, exponential service): mean time in
+    system against ``1/(mu - lam)`` and mean number in system against
+    ``rho/(1 - rho)``.
+``md1``
+    M/D/1 queue (Poisson arrivals, constant service): mean waiting time
+    against Pollaczek–Khinchine, ``rho / (2 mu (1 - rho))``.
+``erlang_b``
+    Loss system with ``c`` circuits and Poisson calls: blocking probability
+    against Erlang B.
+
+Scenarios are built as dicts by :func:`scenario_mm1`, :func:`scenario_md1`
+and :func:`scenario_erlang_loss`; their bodies, and the reading of the
+measured quantities from a run's summary, are kept apart in the section
+"Scenario definitions" below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qossim import plots, theory
+from qossim.errors import StudyError
+from qossim.stats import mean_ci
+from qossim.studies import StudyOutput, Table, run_points
+
+TITLE = "Validation against queueing theory"
+EXPERIMENTS = ["mm1", "md1", "erlang_b"]
+
+#: Service rate of the single-server queues (customers per second).
+MU = 1000.0
+#: Mean call holding time of the loss system (seconds).
+HOLDING_S = 1.0
+#: Circuits of the loss system.
+CIRCUITS = 10
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much to simulate: seeds, load points and simulated time."""
+
+    seeds: tuple[int, ...]
+    loads: tuple[float, ...]
+    offered_erlang: tuple[float, ...]
+    duration_s: float
+    warmup_s: float
+    loss_duration_s: float
+    loss_warmup_s: float
+
+
+FULL = Plan(
+    seeds=tuple(range(1, 11)),
+    loads=(0.3, 0.5, 0.7, 0.8, 0.9),
+    offered_erlang=(4.0, 6.0, 8.0, 10.0, 12.0),
+    duration_s=2000.0,
+    warmup_s=200.0,
+    loss_duration_s=20000.0,
+    loss_warmup_s=1000.0,
+)
+QUICK = Plan(
+    seeds=(1, 2, 3),
+    loads=(0.5, 0.8),
+    offered_erlang=(6.0, 10.0),
+    duration_s=100.0,
+    warmup_s=10.0,
+    loss_duration_s=2000.0,
+    loss_warmup_s=100.0,
+)
+
+
+class ScenarioPending(StudyError, NotImplementedError):
+    """A scenario definition of this study has not been written yet."""
+
+
+# ============================================================================
+# Scenario definitions
+#
+# The three *_body functions return the scenario dict of one point in the
+# engine's scenario language, and the measured_* functions read the
+# quantities compared with theory from one run's row of the gathered table
+# (the run's summary, nested tables flattened to dotted names). They are the
+# only part of this module that depends on the scenario schema.
+# ============================================================================
+
+
+def mm1_body(lam: float, mu: float, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """Scenario dict of an M/M/1 queue: arrival rate ``lam``, service rate ``mu`` (1/s)."""
+    raise ScenarioPending("validation: the M/M/1 scenario (mm1_body) is not defined yet")
+
+
+def md1_body(lam: float, mu: float, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """Scenario dict of an M/D/1 queue: arrival rate ``lam``, service time ``1/mu``."""
+    raise ScenarioPending("validation: the M/D/1 scenario (md1_body) is not defined yet")
+
+
+def erlang_loss_body(
+    arrival_rate: float,
+    holding_s: float,
+    circuits: int,
+    duration_s: float,
+    warmup_s: float,
+) -> dict[str, Any]:
+    """Scenario dict of a loss system: Poisson calls, mean holding time, circuits."""
+    raise ScenarioPending(
+        "validation: the loss-system scenario (erlang_loss_body) is not defined yet"
+    )
+
+
+def measured_queue(row: Mapping[str, Any]) -> dict[str, float]:
+    """Read ``sojourn_s``, ``wait_s`` and ``number`` (mean in system) from a run."""
+    raise ScenarioPending("validation: reading queue metrics (measured_queue) is not defined yet")
+
+
+def measured_blocking(row: Mapping[str, Any]) -> float:
+    """Read the call blocking probability of a loss-system run."""
+    raise ScenarioPending("validation: reading blocking (measured_blocking) is not defined yet")
+
+
+# ============================================================================
+# End of scenario definitions
+# ============================================================================
+
+
+def scenario_mm1(lam: float, mu: float, *, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """Return the scenario dict of an M/M/1 queue (checks stability first)."""
+    theory.utilisation(lam, mu)
+    _check_times(duration_s, warmup_s)
+    return mm1_body(lam, mu, duration_s, warmup_s)
+
+
+def scenario_md1(lam: float, mu: float, *, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """Return the scenario dict of an M/D/1 queue (checks stability first)."""
+    theory.utilisation(lam, mu)
+    _check_times(duration_s, warmup_s)
+    return md1_body(lam, mu, duration_s, warmup_s)
+
+
+def scenario_erlang_loss(
+    offered_erlang: float,
+    circuits: int,
+    *,
+    holding_s: float = HOLDING_S,
+    duration_s: float,
+    warmup_s: float,
+) -> dict[str, Any]:
+    """Return the scenario dict of a loss system offered ``offered_erlang`` Erlangs."""
+    if offered_erlang <= 0 or circuits < 1 or holding_s <= 0:
+        raise ValueError("offered load, circuits and holding time must be positive")
+    _check_times(duration_s, warmup_s)
+    return erlang_loss_body(offered_erlang / holding_s, holding_s, circuits, duration_s, warmup_s)
+
+
+def _check_times(duration_s: float, warmup_s: float) -> None:
+    if not 0 <= warmup_s < duration_s:
+        raise ValueError(f"need 0 <= warm-up < duration, got {warmup_s} and {duration_s}")
+
+
+# ----------------------------------------------------------------------------
+# comparison with theory
+# ----------------------------------------------------------------------------
+
+
+def _compare(
+    table: Table,
+    row: str,
+    theory_value: float,
+    samples: Sequence[float],
+) -> tuple[float, float, float]:
+    """Fill theory, measured, relative error and agreement cells of one row."""
+    ci = mean_ci(samples, CONFIDENCE)
+    table.add(row, "theory", theory_value, runs=0)
+    table.add_ci(row, "measured", ci)
+
+    def rel(v: float) -> float:
+        return (v - theory_value) / theory_value if theory_value else float("nan")
+
+    table.add(row, "rel. error", rel(ci.mean), rel(ci.low), rel(ci.high), ci.n)
+    if ci.n > 1:
+        inside = "yes" if ci.low <= theory_value <= ci.high else "no"
+        table.add(row, "theory in CI", inside, runs=0)
+    return ci.mean, ci.low, ci.high
+
+
+def _queue_experiment(
+    exp: str,
+    label: str,
+    scenario: Callable[..., dict[str, Any]],
+    quantities: Sequence[tuple[str, str, str, Callable[[float, float], float], str]],
+    plan: Plan,
+    out_dir: Path,
+    progress: bool,
+    output: StudyOutput,
+) -> None:
+    points = [
+        (
+            {"rho": rho},
+            scenario(rho * MU, MU, duration_s=plan.duration_s, warmup_s=plan.warmup_s),
+        )
+        for rho in plan.loads
+    ]
+    df = run_points(points, plan.seeds, out_dir, progress=progress, name=f"validation/{exp}")
+    tables = {
+        key: Table(f"{exp}_{key}", f"{label}: {title} ({unit})", row_label="load ρ")
+        for key, title, unit, _, _ in quantities
+    }
+    curves: dict[str, list[dict[str, float]]] = {key: [] for key, *_ in quantities}
+    for rho in plan.loads:
+        rows = df[df["rho"] == rho].to_dict("records")
+        measured = [measured_queue(r) for r in rows]
+        for key, _title, _unit, formula, metric in quantities:
+            value = formula(rho * MU, MU)
+            mean, low, high = _compare(
+                tables[key], f"{rho:.2f}", value, [m[metric] for m in measured]
+            )
+            curves[key].append({"rho": rho, "mean": mean, "low": low, "high": high})
+    output.tables.extend(tables.values())
+    import pandas as pd
+
+    for key, title, unit, formula, _ in quantities:
+        low, top = min(plan.loads) * 0.8, min(0.98, max(plan.loads) * 1.05)
+        dense = [low + (top - low) * i / 100 for i in range(101)]
+        fig = plots.mean_ci(
+            pd.DataFrame(curves[key]),
+            "rho",
+            "mean",
+            ci=("low", "high"),
+            x_label="load ρ = λ/μ",
+            x_unit="fraction",
+            y_label=title,
+            y_unit=unit,
+            reference=(dense, [formula(r * MU, MU) for r in dense], "theory"),
+            title=f"{label}: {title}",
+        )
+        path = plots.save(fig, out_dir / "figures" / f"{exp}_{key}.png")
+        output.figures.append((f"{label}: {title} against load", path))
+
+
+def _erlang_experiment(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    points = [
+        (
+            {"offered_erlang": e},
+            scenario_erlang_loss(
+                e,
+                CIRCUITS,
+                duration_s=plan.loss_duration_s,
+                warmup_s=plan.loss_warmup_s,
+            ),
+        )
+        for e in plan.offered_erlang
+    ]
+    df = run_points(points, plan.seeds, out_dir, progress=progress, name="validation/erlang_b")
+    table = Table(
+        "erlang_b_blocking",
+        f"Loss system, {CIRCUITS} circuits: blocking probability (fraction)",
+        row_label="offered (Erlang)",
+    )
+    curve = []
+    for e in plan.offered_erlang:
+        rows = df[df["offered_erlang"] == e].to_dict("records")
+        value = theory.erlang_b(e, CIRCUITS)
+        mean, low, high = _compare(table, f"{e:g}", value, [measured_blocking(r) for r in rows])
+        curve.append({"offered": e, "mean": mean, "low": low, "high": high})
+    output.tables.append(table)
+    import pandas as pd
+
+    low, top = min(plan.offered_erlang) * 0.8, max(plan.offered_erlang) * 1.1
+    dense = [low + (top - low) * i / 100 for i in range(101)]
+    fig = plots.loss_load(
+        pd.DataFrame(curve),
+        "offered",
+        "mean",
+        ci=("low", "high"),
+        load_unit="Erlang",
+        loss_label="blocking probability",
+        reference=(dense, [theory.erlang_b(x, CIRCUITS) for x in dense], "Erlang B"),
+        logy=True,
+        title=f"Blocking with {CIRCUITS} circuits",
+    )
+    path = plots.save(fig, out_dir / "figures" / "erlang_b_blocking.png")
+    output.figures.append(("Loss system: blocking against offered load", path))
+
+
+def reproduce(quick: bool, only: list[str] | None, out_dir: Path, progress: bool) -> StudyOutput:
+    """Run the selected experiments and compare them with theory."""
+    plan = QUICK if quick else FULL
+    selected = list(only) if only else list(EXPERIMENTS)
+    output = StudyOutput()
+    output.notes.append(
+        f"Measured values are means over {len(plan.seeds)} seeds with "
+        f"{CONFIDENCE:.0%} Student-t confidence intervals; ± gives the half-width."
+    )
+    output.notes.append(
+        f"Queues: service rate μ = {MU:g}/s, {plan.duration_s:g} s simulated per run "
+        f"after {plan.warmup_s:g} s warm-up; loss system: {CIRCUITS} circuits, mean holding "
+        f"{HOLDING_S:g} s, {plan.loss_duration_s:g} s simulated after "
+        f"{plan.loss_warmup_s:g} s warm-up."
+    )
+    if quick:
+        output.notes.append(
+            f"--quick: {len(QUICK.seeds)} seeds instead of {len(FULL.seeds)}, "
+            f"{len(QUICK.loads)} queue loads instead of {len(FULL.loads)}, "
+            f"{len(QUICK.offered_erlang)} loss-system loads instead of "
+            f"{len(FULL.offered_erlang)}, and {QUICK.duration_s:g} s / "
+            f"{QUICK.loss_duration_s:g} s simulated instead of {FULL.duration_s:g} s / "
+            f"{FULL.loss_duration_s:g} s."
+        )
+    if "mm1" in selected:
+        _queue_experiment(
+            "mm1",
+            "M/M/1",
+            scenario_mm1,
+            [
+                (
+                    "sojourn",
+                    "mean time in system",
+                    "s",
+                    theory.mm1_sojourn,
+                    "sojourn_s",
+                ),
+                (
+                    "number",
+                    "mean number in system",
+                    "customers",
+                    theory.mm1_number,
+                    "number",
+                ),
+            ],
+            plan,
+            out_dir,
+            progress,
+            output,
+        )
+    if "md1" in selected:
+        _queue_experiment(
+            "md1",
+            "M/D/1",
+            scenario_md1,
+            [("wait", "mean waiting time", "s", theory.md1_wait, "wait_s")],
+            plan,
+            out_dir,
+            progress,
+            output,
+        )
+    if "erlang_b" in selected:
+        _erlang_experiment(plan, out_dir, progress, output)
+    return output

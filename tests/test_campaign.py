@@ -1,0 +1,229 @@
+"""Campaigns: parsing, expansion, caching, resuming, gathering, summarising."""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import pandas as pd
+import pytest
+
+from qossim.campaign import Campaign, gather, run_campaign, summarize
+from qossim.errors import CampaignError, CampaignRunError
+from qossim.results import is_result_dir
+from qossim.stats import mean_ci
+
+pytestmark = pytest.mark.usefixtures("fake_engine")
+
+
+def test_load_campaign(campaign_file):
+    """The campaign file gives name, scenario text, seeds and grid."""
+    spec = Campaign.load(campaign_file)
+    assert spec.name == "demo"
+    assert spec.seeds == [1, 2, 3]
+    assert spec.grid == {"traffic.load": [0.5, 0.9]}
+    assert spec.scenario_text == (campaign_file.parent / "scenario.toml").read_text()
+    assert spec.points() == [{"traffic.load": 0.5}, {"traffic.load": 0.9}]
+
+
+def test_seed_count_and_nested_grid(tmp_path, make_campaign):
+    """seeds = N means 1..N; unquoted dotted keys are flattened."""
+    path = make_campaign(
+        tmp_path,
+        seeds="4",
+        grid="traffic.load = [0.1, 0.2]\nfake.tag = ['a', 'b', 'c']",
+        extra='\n[set]\n"simulation.duration" = "5s"\n',
+    )
+    spec = Campaign.load(path)
+    assert spec.seeds == [1, 2, 3, 4]
+    assert spec.grid == {"traffic.load": [0.1, 0.2], "fake.tag": ["a", "b", "c"]}
+    assert spec.fixed == {"simulation.duration": "5s"}
+    jobs = spec.jobs(tmp_path / "out")
+    assert len(jobs) == 2 * 3 * 4
+    assert len({j.key for j in jobs}) == len(jobs)
+    assert jobs[0].overrides == (
+        ("simulation.duration", "5s"),
+        ("traffic.load", "0.1"),
+        ("fake.tag", "a"),
+    )
+    assert [j.key for j in jobs] == [j.key for j in spec.jobs(tmp_path / "elsewhere")]
+
+
+def test_campaign_file_errors_are_all_listed(tmp_path):
+    """Every problem of a campaign file is reported, naming the file."""
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        '[campaign]\nscenario = "missing.toml"\nseeds = 0\ncolour = "red"\n'
+        '[grid]\n"a.b" = []\n[set]\n"a.b" = 1\n[extra]\n'
+    )
+    with pytest.raises(CampaignError) as info:
+        Campaign.load(path)
+    text = "\n".join(info.value.lines)
+    assert all(line.startswith(str(path)) for line in info.value.lines)
+    for fragment in (
+        "extra: unknown table",
+        "campaign.colour: unknown key",
+        "campaign.scenario: cannot read",
+        "campaign.seeds",
+        "grid.a.b: must be a non-empty list",
+        "a.b: set in both [grid] and [set]",
+    ):
+        assert fragment in text
+
+
+def test_campaign_toml_syntax_error(tmp_path):
+    """A TOML syntax error names the file and line."""
+    path = tmp_path / "broken.toml"
+    path.write_text('[campaign]\nname = "x"\nseeds = [1,\n')
+    with pytest.raises(CampaignError, match=r"broken.toml:\d+:"):
+        Campaign.load(path)
+
+
+def test_run_campaign_table(campaign_file, tmp_path):
+    """One row per run: parameters, seed, scalar metrics, run key."""
+    table = run_campaign(campaign_file, jobs=1, progress=False, out=tmp_path / "out")
+    assert len(table) == 6
+    assert list(table.columns[:2]) == ["traffic.load", "seed"]
+    assert table.columns[-1] == "run_key"
+    assert {"throughput_mbps", "loss_ratio", "per_class.ef.loss_ratio", "model"} <= set(
+        table.columns
+    )
+    assert table["seed"].tolist() == [1, 2, 3, 1, 2, 3]
+    assert table["traffic.load"].tolist() == [0.5, 0.5, 0.5, 0.9, 0.9, 0.9]
+    assert table.attrs["counts"] == {"total": 6, "cached": 0, "done": 6}
+    assert (tmp_path / "out" / "runs.csv").is_file()
+    assert (tmp_path / "out" / "summary.csv").is_file()
+    pd.testing.assert_frame_equal(gather(tmp_path / "out"), table, check_like=False)
+
+
+def test_rerun_executes_nothing(campaign_file, tmp_path, fake_engine):
+    """A finished campaign run again is served from the cache."""
+    out = tmp_path / "out"
+    first = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    assert len(fake_engine.runs) == 6
+    second = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    assert len(fake_engine.runs) == 6
+    assert second.attrs["counts"] == {"total": 6, "cached": 6, "done": 0}
+    pd.testing.assert_frame_equal(first, second)
+
+
+def test_only_missing_runs_execute(campaign_file, tmp_path, fake_engine):
+    """Removed runs and stale temporary directories: only the missing run executes."""
+    out = tmp_path / "out"
+    table = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    victim = out / "runs" / table["run_key"][4]
+    shutil.copytree(victim, victim.with_name(victim.name + ".tmp-deadbeef"))
+    shutil.rmtree(victim)
+    fake_engine.runs.clear()
+    again = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    assert fake_engine.runs == [(2, [("traffic.load", "0.9")])]
+    assert again.attrs["counts"]["done"] == 1
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(table["run_key"])
+    pd.testing.assert_frame_equal(table, again)
+
+
+def test_growing_the_grid_reuses_runs(tmp_path, make_campaign, fake_engine):
+    """Adding a grid value or a seed runs only the new combinations."""
+    out = tmp_path / "out"
+    run_campaign(make_campaign(tmp_path, seeds="2"), jobs=1, progress=False, out=out)
+    assert len(fake_engine.runs) == 4
+    path = make_campaign(tmp_path, seeds="3", grid='"traffic.load" = [0.5, 0.9, 0.7]')
+    table = run_campaign(path, jobs=1, progress=False, out=out)
+    assert len(fake_engine.runs) == 4 + 5
+    assert len(table) == 9
+    assert len(gather(out)) == 9
+
+
+def test_invalid_grid_point_stops_before_running(tmp_path, make_campaign, fake_engine):
+    """A grid value the scenario rejects fails validation; nothing runs."""
+    path = make_campaign(tmp_path, grid='"traffic.load" = [0.5, 42]')
+    out = tmp_path / "out"
+    with pytest.raises(CampaignError) as info:
+        run_campaign(path, jobs=1, progress=False, out=out)
+    assert info.value.lines == [
+        f"{tmp_path / 'scenario.toml'}:5: traffic.load: must be a number in [0, 10), got 42"
+    ]
+    assert fake_engine.runs == []
+    assert not (out / "runs").exists() or not any((out / "runs").iterdir())
+
+
+def test_failed_runs_are_reported_and_others_kept(tmp_path, make_campaign):
+    """Runs that fail are listed; the successful ones are stored."""
+    path = make_campaign(tmp_path, grid='"fake.fail" = ["", "engine exploded"]\n')
+    out = tmp_path / "out"
+    with pytest.raises(CampaignRunError) as info:
+        run_campaign(path, jobs=1, progress=False, out=out)
+    assert info.value.lines[0] == "3 of 6 runs failed (finished runs are kept):"
+    assert all("engine exploded" in line for line in info.value.lines[1:])
+    assert sum(is_result_dir(p) for p in (out / "runs").iterdir()) == 3
+
+
+def test_lock_prevents_two_campaigns_in_one_directory(campaign_file, tmp_path):
+    """A second campaign in a directory in use is refused."""
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(CampaignError, match="another campaign is running"):
+            run_campaign(campaign_file, jobs=1, progress=False, out=out)
+
+
+def test_gather_ignores_incomplete_directories(campaign_file, tmp_path):
+    """Temporary and manifest-less directories are never read as runs."""
+    out = tmp_path / "out"
+    table = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    (out / "runs" / "abc.tmp-123").mkdir()
+    (out / "runs" / "no-manifest").mkdir()
+    assert len(gather(out, all_runs=True)) == len(table)
+    assert len(gather(out)) == len(table)
+
+
+def test_summarize_values(campaign_file, tmp_path):
+    """Per grid point: mean, Student-t CI and run count of every numeric metric."""
+    table = run_campaign(campaign_file, jobs=1, progress=False, out=tmp_path / "out")
+    summary = summarize(table)
+    assert list(summary.columns) == [
+        "traffic.load",
+        "metric",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "runs",
+    ]
+    assert "model" not in set(summary["metric"])  # strings are not summarised
+    row = summary[(summary["traffic.load"] == 0.9) & (summary["metric"] == "loss_ratio")]
+    expected = mean_ci(table[table["traffic.load"] == 0.9]["loss_ratio"])
+    assert row["mean"].item() == pytest.approx(expected.mean)
+    assert row["ci_low"].item() == pytest.approx(expected.low)
+    assert row["ci_high"].item() == pytest.approx(expected.high)
+    assert row["runs"].item() == 3
+
+
+def test_summarize_without_grid_and_single_run():
+    """No parameters: one group; one run: NaN interval."""
+    frame = pd.DataFrame({"seed": [1], "x": [2.0], "run_key": ["k"]})
+    summary = summarize(frame)
+    assert summary["mean"].tolist() == [2.0]
+    assert math.isnan(summary["ci_low"].item())
+    assert summary["runs"].tolist() == [1]
+
+
+def test_local_process_pool(campaign_file, tmp_path, fake_engine):
+    """jobs=2 runs in worker processes (the stand-in reaches them by environment)."""
+    table = run_campaign(campaign_file, jobs=2, progress=False, out=tmp_path / "pool")
+    serial = run_campaign(campaign_file, jobs=1, progress=False, out=tmp_path / "serial")
+    assert fake_engine.runs and len(fake_engine.runs) == 6  # only the serial ones here
+    pd.testing.assert_frame_equal(table, serial)
+
+
+def test_worker_with_other_version_refuses(campaign_file, tmp_path):
+    """A job keyed for another engine version fails instead of storing a wrong result."""
+    from qossim.campaign import execute_job
+
+    job = Campaign.load(campaign_file).jobs(tmp_path / "out", version="9.9.9")[0].to_dict()
+    outcome = execute_job(job)
+    assert outcome["status"] == "failed"
+    assert "keyed for 9.9.9" in outcome["error"]
+    assert not (tmp_path / "out" / "runs").exists()

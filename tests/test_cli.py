@@ -1,0 +1,171 @@
+"""The qossim command: outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qossim.cli import main
+from qossim.results import Result, is_result_dir
+
+pytestmark = pytest.mark.usefixtures("fake_engine")
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def test_validate_ok(scenario_file, capsys):
+    """A valid scenario prints FILE: ok and exits 0."""
+    assert main(["validate", str(scenario_file)]) == 0
+    assert capsys.readouterr().out == f"{scenario_file}: ok\n"
+
+
+def test_validate_reports_every_problem(scenario_file, capsys):
+    """Every diagnostic goes to stderr, one per line, with exit status 2."""
+    code = main(
+        [
+            "validate",
+            str(scenario_file),
+            "--set",
+            "traffic.load=99",
+            "--set",
+            "simulation.duration=soon",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 2
+    lines = captured.err.splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith(f"{scenario_file}:") for line in lines)
+    assert "traffic.load" in captured.err and "simulation.duration" in captured.err
+    assert captured.out == ""
+
+
+def test_unreadable_file(tmp_path, capsys):
+    """A missing file is one line naming it, exit status 2."""
+    for command in (["validate"], ["run"], ["sweep"], ["show"], ["report"]):
+        code = main([*command, "missing.toml"])
+        err = capsys.readouterr().err
+        assert code == 2, command
+        assert "missing.toml" in err and "Traceback" not in err
+        assert len(err.splitlines()) == 1
+
+
+def test_bad_set_syntax(scenario_file, capsys):
+    """--set without '=' is a usage problem, exit 2."""
+    assert main(["run", str(scenario_file), "--set", "traffic.load"]) == 2
+    assert capsys.readouterr().err == "--set traffic.load: expected KEY.PATH=VALUE\n"
+
+
+def test_run_writes_default_directory(scenario_file, tmp_path, capsys):
+    """run stores runs/<stem>-<hash8>-s<seed> and prints summary and location."""
+    assert main(["run", str(scenario_file), "--seed", "3", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert run_dir.name.startswith("scenario-") and run_dir.name.endswith("-s3")
+    assert len(run_dir.name.split("-")[1]) == 8
+    assert is_result_dir(run_dir)
+    assert "throughput_mbps" in out
+    assert out.rstrip().endswith(f"run directory: runs/{run_dir.name}")
+    assert Result.load(run_dir).manifest["run_key"].startswith(run_dir.name.split("-")[1])
+
+
+def test_run_bad_scenario_writes_nothing(scenario_file, tmp_path, capsys):
+    """An invalid scenario exits 2 and leaves no directory behind."""
+    assert main(["run", str(scenario_file), "--set", "traffic.load=-1", "--out", "x"]) == 2
+    assert "traffic.load" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_refuses_to_overwrite_other_data(scenario_file, tmp_path, capsys):
+    """--out pointing at a directory that is not a run is refused."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "precious.txt").write_text("keep")
+    assert main(["run", str(scenario_file), "--out", "mine"]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "precious.txt").read_text() == "keep"
+
+
+def test_show(scenario_file, capsys):
+    """show prints manifest, summary and series names."""
+    main(["run", str(scenario_file), "--seed", "2", "--out", "r", "--quiet"])
+    capsys.readouterr()
+    assert main(["show", "r"]) == 0
+    out = capsys.readouterr().out
+    assert "manifest:" in out and "summary:" in out and "series:" in out
+    assert "queue: 20 rows; columns: t_s, backlog_pkts" in out
+    assert main(["show", "."]) == 2
+    assert "not a qossim run directory" in capsys.readouterr().err
+
+
+def test_sweep(campaign_file, tmp_path, capsys):
+    """sweep prints the summarised table and where results are."""
+    assert main(["sweep", str(campaign_file), "--jobs", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "metric" in out and "ci_low" in out
+    assert "results: runs/demo (6 runs: 6 executed, 0 already stored)" in out
+    assert (tmp_path / "runs" / "demo" / "summary.csv").is_file()
+
+
+def test_sweep_errors(tmp_path, make_campaign, capsys):
+    """A bad campaign or a bad grid value exits 2 with one line per problem."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[campaign]\nseeds = -1\n")
+    assert main(["sweep", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 2 and all(
+        line.startswith(str(bad)) for line in err.splitlines()
+    )
+    path = make_campaign(tmp_path, grid='"traffic.load" = [50, 60]')
+    assert main(["sweep", str(path), "--out", "o", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 2 and "Traceback" not in err
+    assert not any((tmp_path / "o" / "runs").glob("*")) if (tmp_path / "o").exists() else True
+
+
+def test_report_needs_a_result(tmp_path, capsys):
+    """report on an arbitrary directory is refused."""
+    (tmp_path / "d").mkdir()
+    assert main(["report", "d"]) == 2
+    assert "neither a run directory" in capsys.readouterr().err
+
+
+def test_unknown_study(capsys):
+    """An unknown study exits 2 naming it."""
+    assert main(["reproduce", "nosuchstudy"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nosuchstudy: unknown study (registered: validation")
+
+
+def test_version(capsys):
+    """--version prints the package and engine versions."""
+    assert main(["--version"]) == 0
+    assert "engine 0.0.0+fake" in capsys.readouterr().out
+
+
+def test_no_command_shows_help(capsys):
+    """No sub-command prints usage and exits 2."""
+    assert main([]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+@pytest.mark.subprocess
+def test_real_process_exit_codes(scenario_file, tmp_path, cli):
+    """The command run as a process: exit codes and no traceback."""
+    ok = cli("validate", str(scenario_file), cwd=tmp_path)
+    assert ok.returncode == 0 and ok.stdout == f"{scenario_file}: ok\n"
+    bad = cli("validate", str(scenario_file), "--set", "traffic.load=99", cwd=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    missing = cli("run", "nope.toml", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr == "nope.toml: cannot read: No such file or directory\n"
+    run = cli("run", str(scenario_file), "--seed", "1", "--out", "r", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    shown = cli("show", "r", cwd=tmp_path)
+    assert shown.returncode == 0 and "seed" in shown.stdout
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["seed"] == 1

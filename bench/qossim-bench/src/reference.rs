@@ -23,12 +23,15 @@ fn main() {
     let flows = arg("--flows", 1000.0) as usize;
     let sim = arg("--sim", 20.0);
     let seed = arg("--seed", 1.0) as u64;
+    // Drop-tail limit of both queues, packets (the same default as the ns-3 program and
+    // the baseline; 10k and 100k flows overload the bottleneck).
+    let limit = arg("--queue-pkts", 10_000.0) as usize;
     let t0 = std::time::Instant::now();
     let mut w = World::new(seed);
     let src = w.net.add_node("src");
     let router = w.net.add_node("router");
     let dst = w.net.add_node("sink");
-    let fifo = || Box::new(DropTail::new(Limit::Packets(100_000)));
+    let fifo = || Box::new(DropTail::new(Limit::Packets(limit)));
     w.net
         .add_link("access", src, router, 10_000_000_000, millis(1.0), fifo());
     w.net

@@ -3,7 +3,9 @@
 //! hold for each implementation and N, one line each:
 //! `queue=NAME pending=N holds=H wall=Ws ns_per_hold=X`.
 
-use qossim::engine::{BinaryHeapQueue, Entry, Event, EventQueue, RadixHeapQueue, Target};
+use qossim::engine::{
+    BinaryHeapQueue, Entry, Event, EventQueue, RadixHeapQueue, Target, WheelQueue,
+};
 use qossim::Rng;
 
 fn hold<Q: EventQueue>(mut q: Q, name: &str, n: usize, holds: usize, increments: &[u64]) {
@@ -44,5 +46,6 @@ fn main() {
         let holds = 5_000_000;
         hold(BinaryHeapQueue::new(), "binary-heap", n, holds, &incs);
         hold(RadixHeapQueue::new(), "radix-heap", n, holds, &incs);
+        hold(WheelQueue::default(), "wheel", n, holds, &incs);
     }
 }

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod engine;
+pub mod mechanisms;
 pub mod meter;
 pub mod metrics;
 pub mod net;

@@ -7,7 +7,7 @@
 
 pub mod queue;
 
-pub use queue::{BinaryHeapQueue, DefaultQueue, Entry, EventQueue, RadixHeapQueue};
+pub use queue::{BinaryHeapQueue, DefaultQueue, Entry, EventQueue, RadixHeapQueue, WheelQueue};
 
 use crate::time::Time;
 use std::collections::HashSet;

@@ -65,7 +65,11 @@ fn per_bottleneck_termination(
 /// every aggregate's still-unmarked traffic; an aggregate's expected termination is the
 /// fraction of its load marked anywhere, and a bottleneck's is the load-weighted mean of
 /// its aggregates' fractions.
-pub fn expected_termination(loads: &[f64], paths: &[Vec<usize>], rt: &[f64]) -> TerminationFractions {
+pub fn expected_termination(
+    loads: &[f64],
+    paths: &[Vec<usize>],
+    rt: &[f64],
+) -> TerminationFractions {
     check(loads, paths, rt);
     let nb = rt.len();
     let mut unmarked: Vec<f64> = loads.to_vec();
@@ -77,7 +81,11 @@ pub fn expected_termination(loads: &[f64], paths: &[Vec<usize>], rt: &[f64]) -> 
             .filter(|(p, _)| p.contains(&b))
             .map(|(_, u)| u)
             .sum();
-        let f = if l > 0.0 { (1.0 - rt[b] / l).max(0.0) } else { 0.0 };
+        let f = if l > 0.0 {
+            (1.0 - rt[b] / l).max(0.0)
+        } else {
+            0.0
+        };
         *m = f;
         for (p, u) in paths.iter().zip(unmarked.iter_mut()) {
             if p.contains(&b) {
@@ -102,7 +110,11 @@ pub fn expected_termination(loads: &[f64], paths: &[Vec<usize>], rt: &[f64]) -> 
 /// terminated; an aggregate needs the largest such fraction over the bottlenecks on its
 /// path. Arguments as in [`expected_termination`]. `bottleneck` holds `1 − Rt/L` per
 /// bottleneck (the study's definition), and `marking` the same values.
-pub fn optimal_termination(loads: &[f64], paths: &[Vec<usize>], rt: &[f64]) -> TerminationFractions {
+pub fn optimal_termination(
+    loads: &[f64],
+    paths: &[Vec<usize>],
+    rt: &[f64],
+) -> TerminationFractions {
     check(loads, paths, rt);
     let nb = rt.len();
     let need: Vec<f64> = (0..nb)

@@ -340,17 +340,30 @@ impl Agent for PcnEgress {
         }
     }
 
+    /// Totals over the aggregates, and their mean and largest CLE (per-aggregate values
+    /// are available through [`PcnEgress::cle`] without bloating the summary when there
+    /// are hundreds of aggregates).
     fn report(&self, _now: Time, out: &mut Vec<(String, Value)>) {
+        let n = self.ieas.len();
+        let sum = |f: fn(&EgressIea) -> u64| self.ieas.iter().map(f).sum::<u64>();
+        out.push(("ieas".into(), json!(n)));
+        out.push(("pcn_pkts".into(), json!(sum(|a| a.pkts))));
+        out.push((
+            "admission_marked_pkts".into(),
+            json!(sum(|a| a.admission_marked_pkts)),
+        ));
+        out.push((
+            "termination_marked_pkts".into(),
+            json!(sum(|a| a.termination_marked_pkts)),
+        ));
         out.push(("sar_reports".into(), json!(self.sars.len())));
-        for a in &self.ieas {
-            let p = format!("iea{}.", a.ingress_node);
-            out.push((p.clone() + "cle", json!(a.cle.value())));
-            out.push((p.clone() + "pcn_pkts", json!(a.pkts)));
+        if n > 0 {
+            let cles = self.ieas.iter().map(|a| a.cle.value());
             out.push((
-                p.clone() + "admission_marked_pkts",
-                json!(a.admission_marked_pkts),
+                "cle_mean".into(),
+                json!(cles.clone().sum::<f64>() / n as f64),
             ));
-            out.push((p + "termination_marked_pkts", json!(a.termination_marked_pkts)));
+            out.push(("cle_max".into(), json!(cles.fold(0.0, f64::max))));
         }
     }
 
@@ -374,15 +387,16 @@ mod tests {
         assert_eq!(c.value(), 0.49609375);
         assert_eq!(c.updates(), 4);
         c.end_interval();
-        assert_eq!(c.value(), 0.49609375, "no interval updates in per-packet mode");
+        assert_eq!(
+            c.value(),
+            0.49609375,
+            "no interval updates in per-packet mode"
+        );
     }
 
     #[test]
     fn interval_ewma_exact_and_skips_empty_intervals() {
-        let mut c = CongestionLevelEstimate::new(CleMode::Interval {
-            w: 0.5,
-            period: 1,
-        });
+        let mut c = CongestionLevelEstimate::new(CleMode::Interval { w: 0.5, period: 1 });
         c.on_packet(300, true);
         c.on_packet(100, false);
         assert_eq!(c.value(), 0.0, "no update before the interval ends");

@@ -18,12 +18,7 @@ pub const BATCH_MEAN_CALLS: f64 = 5.0;
 
 /// The call arrival rate λ (calls per second) for a demand overload `k`: the offered mean
 /// rate `λ × mean_flow_bps × mean_holding_s` equals `k × ra_bps`.
-pub fn call_rate_for_overload(
-    k: f64,
-    ra_bps: f64,
-    mean_flow_bps: f64,
-    mean_holding_s: f64,
-) -> f64 {
+pub fn call_rate_for_overload(k: f64, ra_bps: f64, mean_flow_bps: f64, mean_holding_s: f64) -> f64 {
     assert!(
         mean_flow_bps > 0.0 && mean_holding_s > 0.0,
         "flow rate and holding time must be positive"
@@ -205,9 +200,12 @@ impl Signalling {
             Some(r) => r.to_vec(),
             None => net.path(ingress, egress)?,
         };
-        let reverse = match net.path(egress, ingress) {
-            Ok(back) => net.path_delay(&back, 0),
-            Err(_) => net.path_delay(&fwd, 0),
+        // Only look for a way back when some link leads into the ingress: a search that
+        // must fail would still compute a forwarding column per ingress.
+        let has_way_in = net.links.iter().any(|l| l.to == ingress);
+        let reverse = match has_way_in.then(|| net.path(egress, ingress)) {
+            Some(Ok(back)) => net.path_delay(&back, 0),
+            _ => net.path_delay(&fwd, 0),
         };
         Ok(Signalling {
             egress_agent,
@@ -482,9 +480,7 @@ impl PcnIngress {
     pub fn schedule_sar(world: &mut World, ingress: AgentId, at: Time, sar_bps: f64) {
         if let Some(i) = world.agents.get_mut::<PcnIngress>(ingress) {
             i.queue_sar(at, sar_bps);
-            world
-                .sched
-                .at(at, Event::new(Target::Agent(ingress), SAR));
+            world.sched.at(at, Event::new(Target::Agent(ingress), SAR));
         }
     }
 
@@ -511,7 +507,12 @@ impl PcnIngress {
         if now < self.next_end {
             return;
         }
-        let mut ended: Vec<ActiveFlow> = self.active.iter().filter(|f| f.end <= now).copied().collect();
+        let mut ended: Vec<ActiveFlow> = self
+            .active
+            .iter()
+            .filter(|f| f.end <= now)
+            .copied()
+            .collect();
         ended.sort_by_key(|f| (f.end, f.flow));
         self.active.retain(|f| f.end > now);
         let mut n = self.active.len() + ended.len();
@@ -806,7 +807,7 @@ mod tests {
             (20.0 * 64e3, 10, 10, 10),
             (-1.0, 0, 0, 0),
         ] {
-            let n = |p| choose_flows_to_terminate(&rates, excess, p, &mut r).len();
+            let mut n = |p| choose_flows_to_terminate(&rates, excess, p, &mut r).len();
             assert_eq!(n(Rounding::Up), up, "up {excess}");
             assert_eq!(n(Rounding::Down), down, "down {excess}");
             assert_eq!(n(Rounding::Nearest), nearest, "nearest {excess}");

@@ -49,14 +49,16 @@ impl VqThresholds {
 }
 
 /// The admission-marking probability for a virtual queue of `vq` bytes, with thresholds
-/// `min` and `max` in bytes, under `curve` (the spec's pseudo-code).
+/// `min` and `max` in bytes, under `curve` (the spec's pseudo-code). A ramp whose min and
+/// max coincide is the step.
 pub fn admission_marking_probability(curve: MarkingCurve, vq: f64, min: f64, max: f64) -> f64 {
     match curve {
         MarkingCurve::Ramp => {
-            if vq <= min {
-                0.0
-            } else if vq >= max {
+            // "vq >= max" is tested first so that a ramp with min = max is the step.
+            if vq >= max {
                 1.0
+            } else if vq <= min {
+                0.0
             } else {
                 (vq - min) / (max - min)
             }
@@ -277,13 +279,10 @@ mod tests {
         assert_eq!(p.marks, 0);
         assert_eq!(m.vq_bytes(), 0.0);
         assert_eq!(m.pcn_pkts, 0);
-        // With min = max = 0, an empty VQ gives p = 0 (the "vq <= min" rule comes
-        // first) and a non-empty one p = 1.
-        let mut q = pcn(1000);
-        assert!(!m.meter(&mut q, 0));
-        assert_eq!(m.vq_bytes(), 1000.0);
+        // With min = max = 0 every PCN packet finds vq >= max and is marked.
         let mut q = pcn(1000);
         assert!(m.meter(&mut q, 0));
+        assert_eq!(m.vq_bytes(), 1000.0);
         assert!(q.has(marks::PCN_ADMISSION | marks::PCN));
     }
 }

@@ -1,0 +1,53 @@
+//! Pre-Congestion Notification (PCN): admission control and flow termination for
+//! real-time traffic without per-flow state inside the domain.
+//!
+//! Where each step happens:
+//! - **interior links mark** — [`VirtualQueueMarker`] (admission marking: a virtual queue
+//!   drained at the configured-admissible-rate `Ra`, ramp or step marking) and
+//!   [`TerminationMarker`] (termination marking: a token bucket at the
+//!   configured-termination-rate `Rt`), both port hooks on bottleneck links;
+//! - **the egress measures** — [`PcnEgress`] taps the egress node and keeps, per
+//!   ingress–egress aggregate (IEA), the [`CongestionLevelEstimate`] (per packet or per
+//!   interval) and, on termination marks, measures the sustainable aggregate rate (SAR)
+//!   and signals it to the ingress;
+//! - **the ingress decides** — [`PcnIngress`] generates its aggregate's calls (Poisson or
+//!   BATCH), admits a call iff the egress's CLE is below the CLE-threshold, and on a SAR
+//!   measures its own sending rate and terminates flows at random to bring it to the SAR.
+//!
+//! [`PcnDomain`] assembles these on a world built by [`single_link`], [`rtt_star`] or
+//! [`parking_lot`]; [`expected_termination`] and [`optimal_termination`] compute the
+//! beat-down reference values; [`admission_accuracy`] turns the 50-ms PCN throughput
+//! samples into over-admission figures.
+//!
+//! Signalling (admission requests and answers, SAR reports) uses a channel with the
+//! path's propagation delay (plus the request's transmission time), without queueing, as
+//! the study specifies.
+
+mod accuracy;
+mod beatdown;
+mod domain;
+mod egress;
+mod ingress;
+mod marking;
+mod termination;
+
+pub use accuracy::{
+    admission_accuracy, optimal_fraction, over_admission_percent, over_termination_percent,
+    AdmissionAccuracy,
+};
+pub use beatdown::{
+    expected_termination, optimal_termination, parking_lot_paths, TerminationFractions,
+};
+pub use domain::{
+    equal_delays, hook_mut, parking_lot, rtt_star, schedule_termination_rates,
+    set_termination_rate, single_link, spread_delays, EgressHandle, HookRef, IeaSpec,
+    IngressHandle, PcnDomain, PcnHandles, PcnTopology, TopologyIea, DEFAULT_QUEUE_PACKETS,
+    FAST_LINK_FACTOR, THROUGHPUT_SAMPLE_INTERVAL,
+};
+pub use egress::{CleMode, CongestionLevelEstimate, PcnEgress, SarReport};
+pub use ingress::{
+    call_rate_for_overload, choose_flows_to_terminate, ActiveFlow, CallArrivals, CallDecision,
+    IngressConfig, PcnIngress, Rounding, Signalling, TerminationEvent, BATCH_MEAN_CALLS,
+};
+pub use marking::{admission_marking_probability, MarkingCurve, VirtualQueueMarker, VqThresholds};
+pub use termination::{TerminationMarker, TERMINATION_DEPTH_PACKETS};

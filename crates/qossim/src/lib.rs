@@ -4,8 +4,11 @@
 //! The crate is layered the way a packet travels:
 //! - [`engine`]: integer-picosecond clock, event queues, scheduler;
 //! - [`net`]: nodes, links with output ports, packets, forwarding;
-//! - [`queue`]: queue disciplines on output ports;
+//! - [`queue`]: queue disciplines on output ports (drop-tail, priority, RED family);
+//! - [`meter`]: edge conditioners — token-bucket and TSW profilers, policers;
 //! - [`traffic`]: packet sources, flow generators and sinks;
+//! - [`transport`]: end-host transport agents (TCP Reno);
+//! - [`mechanisms`]: traffic-management mechanisms built from the above (PCN);
 //! - [`metrics`]: time averages, histograms, sampled series, confidence intervals;
 //! - [`world`]: the arenas and the event loop tying them together;
 //! - [`scenario`]: the TOML scenario language that builds a world.

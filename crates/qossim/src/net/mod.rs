@@ -1,6 +1,6 @@
 //! The network: nodes, unidirectional links with an output port each, and forwarding.
 //!
-//! A link's output port holds a [`QueueDisc`](crate::queue::QueueDisc) and a chain of
+//! A link's output port holds a [`QueueDisc`] and a chain of
 //! [`PortHook`]s (markers, meters, policers) applied to every packet arriving at the port.
 //! A link transmits one packet at a time (store and forward); a transmitted packet joins
 //! the link's in-flight list, which is FIFO because the propagation delay is constant, so
@@ -248,6 +248,27 @@ impl Network {
         self.refresh_fast_path(self.links.len() as LinkId - 1);
         self.fib.clear();
         (self.links.len() - 1) as LinkId
+    }
+
+    /// Adds a duplex link between `a` and `b`: two unidirectional links named `A-B` and
+    /// `B-A` with the same rate and delay, each with its own queue from `qdisc()`.
+    /// Returns the ids (a to b, b to a).
+    pub fn add_duplex(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        rate_bps: u64,
+        delay: Time,
+        mut qdisc: impl FnMut() -> Box<dyn QueueDisc>,
+    ) -> (LinkId, LinkId) {
+        let name = |x: NodeId, y: NodeId, n: &Network| {
+            format!("{}-{}", n.nodes[x as usize].name, n.nodes[y as usize].name)
+        };
+        let ab = name(a, b, self);
+        let ba = name(b, a, self);
+        let l1 = self.add_link(&ab, a, b, rate_bps, delay, qdisc());
+        let l2 = self.add_link(&ba, b, a, rate_bps, delay, qdisc());
+        (l1, l2)
     }
 
     /// Re-decides whether a link may use the FIFO fast path (call after changing its
@@ -658,5 +679,33 @@ impl Network {
         for l in self.links.iter_mut() {
             l.settle(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::{DropTail, Limit};
+
+    fn fifo() -> Box<dyn QueueDisc> {
+        Box::new(DropTail::new(Limit::Packets(10)))
+    }
+
+    #[test]
+    fn duplex_links_and_shortest_paths() {
+        let mut n = Network::new();
+        let a = n.add_node("a");
+        let b = n.add_node("b");
+        let c = n.add_node("c");
+        let (ab, ba) = n.add_duplex(a, b, 1_000_000, 5, fifo);
+        let (bc, _) = n.add_duplex(b, c, 1_000_000, 5, fifo);
+        // A direct a-c link with a longer delay loses to the two-hop path.
+        let (ac, _) = n.add_duplex(a, c, 1_000_000, 20, fifo);
+        assert_eq!(n.links[ab as usize].name, "a-b");
+        assert_eq!(n.links[ba as usize].name, "b-a");
+        assert_eq!(n.path(a, c).unwrap(), vec![ab, bc]);
+        assert_eq!(n.path_delay(&[ac], 0), 20);
+        let d = n.add_node("d");
+        assert!(n.path(a, d).unwrap_err().contains("no route from a to d"));
     }
 }

@@ -91,7 +91,7 @@ pub enum SizeDist {
     Fixed(u32),
     /// Geometric on {1, 2, ...} bytes with this mean: the discrete analogue of an
     /// exponential size, so service times on a link are (to within a byte) exponential.
-    /// Its moments are exact: E[S] = m, E[S^2] = m (2m - 1).
+    /// Its moments are exact: `E[S] = m`, `E[S^2] = m (2m - 1)`.
     Geometric(f64),
 }
 

@@ -323,7 +323,10 @@ impl WheelQueue {
             }
             // The wheel is empty: jump to just before the far future's first slot (the
             // scan starts one slot after `cur`).
-            let t = self.far.peek_time().expect("len > 0 means something is queued");
+            let t = self
+                .far
+                .peek_time()
+                .expect("len > 0 means something is queued");
             self.cur = (t >> self.slot_bits) - 1;
         }
     }
@@ -352,7 +355,10 @@ impl WheelQueue {
 impl EventQueue for WheelQueue {
     #[inline]
     fn push(&mut self, e: Entry) {
-        debug_assert!(e.time >> self.slot_bits >= self.cur, "event scheduled in the past");
+        debug_assert!(
+            e.time >> self.slot_bits >= self.cur,
+            "event scheduled in the past"
+        );
         self.len += 1;
         self.place(e);
     }

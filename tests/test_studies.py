@@ -207,18 +207,3 @@ def test_validation_study_plumbing(monkeypatch, tmp_path):
     assert sojourn.cell("0.50", "measured")["runs"] == 3
     assert len(output.figures) == 4 and all(p.is_file() for _, p in output.figures)
     assert any(note.startswith("--quick:") for note in output.notes)
-
-
-def test_validation_scenarios_are_pending_until_defined(tmp_path, capsys):
-    """Until the scenario bodies exist, the study fails with a clear message."""
-    if not isinstance(getattr(validation, "ScenarioPending", None), type):
-        pytest.skip("scenario definitions present")
-    try:
-        validation.mm1_body(1.0, 2.0, 10.0, 1.0)
-    except validation.ScenarioPending:
-        pass
-    else:
-        pytest.skip("scenario definitions present")
-    assert main(["reproduce", "validation", "--quick", "--out", str(tmp_path), "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert "not defined yet" in err and "Traceback" not in err

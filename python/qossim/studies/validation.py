@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from qossim import plots, theory
-from qossim.errors import StudyError
 from qossim.stats import mean_ci
 from qossim.studies import StudyOutput, Table, run_points
 
@@ -74,10 +73,6 @@ QUICK = Plan(
     loss_duration_s=2000.0,
     loss_warmup_s=100.0,
 )
-
-
-class ScenarioPending(StudyError, NotImplementedError):
-    """A scenario definition of this study has not been written yet."""
 
 
 # ============================================================================

@@ -44,22 +44,8 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-field() {
-    printf '%s\n' "$1" | awk -v k="$2" '{
-        for (i = 1; i <= NF; i++) {
-            split($i, kv, "=")
-            if (kv[1] == k) { v = kv[2]; sub(/s$/, "", v); print v; exit }
-        }
-    }'
-}
-
-first_error() {
-    local r
-    r="$(grep -m1 -E '^(error|fatal)' "$1" 2>/dev/null || true)"
-    [ -n "$r" ] || r="$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n1)"
-    [ -n "$r" ] || r="unknown error"
-    printf '%s' "${r:0:160}"
-}
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 
 # build_exe LOG CARGO_ARGS... : build with cargo, print the path of the
 # executable it produced (taken from cargo's JSON messages, so any target

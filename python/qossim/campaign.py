@@ -724,15 +724,19 @@ def _scalars(summary: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def _rows_to_frame(rows: list[dict[str, Any]], params: Sequence[str]) -> pd.DataFrame:
     import pandas as pd
 
-    metrics: list[str] = []
+    # Metric names in first-seen order; a dict keeps this linear in the number of keys.
+    skip = set(params) | set(_ID_COLUMNS)
+    metrics: dict[str, None] = {}
     for row in rows:
         for key in row:
-            if key not in params and key not in _ID_COLUMNS and key not in metrics:
-                metrics.append(key)
+            if key not in skip:
+                metrics.setdefault(key, None)
     columns = [*params, "seed", *metrics, "run_key"]
     frame = pd.DataFrame(rows, columns=columns)
+    # Only the (short) list of grid parameters goes into attrs: pandas copies attrs into
+    # every derived frame and row view, so a list of thousands of metric names there
+    # made row access slow.
     frame.attrs["params"] = list(params)
-    frame.attrs["metrics"] = metrics
     return frame
 
 

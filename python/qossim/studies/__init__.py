@@ -362,3 +362,4 @@ def reproduce(
 
 
 register_study("validation", "qossim.studies.validation")
+register_study("assured-service", "qossim.studies.assured_service")

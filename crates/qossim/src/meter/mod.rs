@@ -14,16 +14,21 @@
 //! - [`TswProfiler`]: the Time-Sliding-Window rate estimator and two-colour probabilistic
 //!   marker of Clark and Fang (the estimator RFC 2859 reuses for its three-colour marker);
 //! - [`Policer`]: a token bucket on an aggregate that demotes IN packets exceeding the
-//!   contract to OUT and counts them.
+//!   contract to OUT and counts them (optionally per flow).
+//!
+//! [`FlowProfiler`] wraps any [`Meter`] into a port hook that meters only some flows'
+//! data packets (a host profiler for a source that does not mark its own packets).
 //!
 //! The IN/OUT state lives in the [`marks::IN_PROFILE`](crate::net::marks::IN_PROFILE) bit:
 //! a packet without it is OUT.
 
+mod flow_profiler;
 mod policer;
 mod token_bucket;
 mod tsw;
 
-pub use policer::Policer;
+pub use flow_profiler::FlowProfiler;
+pub use policer::{FlowPolicing, Policer};
 pub use token_bucket::{TokenBucket, TokenBucketProfiler, TOKEN_UNITS_PER_BYTE};
 pub use tsw::{OutRule, TswProfiler};
 

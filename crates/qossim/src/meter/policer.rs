@@ -1,8 +1,17 @@
 //! A policer demoting excess IN traffic of an aggregate to OUT.
 
 use super::token_bucket::TokenBucket;
-use crate::net::{marks, Packet, PortHook, PortInfo};
+use crate::net::{marks, Packet, PortHook, PortInfo, NONE};
 use crate::time::Time;
+
+/// IN packets a policer saw, and demoted, of one flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowPolicing {
+    /// IN packets seen.
+    pub in_seen: u64,
+    /// IN packets demoted to OUT.
+    pub demoted: u64,
+}
 
 /// A token bucket (`rate_bps`, `depth_bytes`, starting full) policing the IN traffic of an
 /// aggregate, typically at a domain boundary.
@@ -11,9 +20,14 @@ use crate::time::Time;
 /// packet that does not is demoted: [`marks::IN_PROFILE`] is cleared, [`marks::DEMOTED`]
 /// set, and it is counted. OUT packets (without the IN bit) pass untouched and take no
 /// tokens. As a port hook it never discards a packet.
+///
+/// With [`Policer::track_flows`] it also counts IN packets seen and demoted per flow
+/// ([`Policer::by_flow`]), for per-connection demotion figures.
 #[derive(Clone, Debug)]
 pub struct Policer {
     bucket: TokenBucket,
+    track_flows: bool,
+    by_flow: Vec<FlowPolicing>,
     /// IN packets seen.
     pub in_seen: u64,
     /// IN packets demoted to OUT.
@@ -31,6 +45,8 @@ impl Policer {
     pub fn new(rate_bps: u64, depth_bytes: u64) -> Self {
         Policer {
             bucket: TokenBucket::new(rate_bps, depth_bytes),
+            track_flows: false,
+            by_flow: Vec::new(),
             in_seen: 0,
             demoted: 0,
             out_seen: 0,
@@ -42,6 +58,29 @@ impl Policer {
     /// The bucket (rate, depth, tokens).
     pub fn bucket(&self) -> &TokenBucket {
         &self.bucket
+    }
+
+    /// Keeps per-flow counters ([`Policer::by_flow`]) from now on.
+    pub fn track_flows(mut self, on: bool) -> Self {
+        self.track_flows = on;
+        self
+    }
+
+    /// Per-flow counters, indexed by flow id (empty unless tracking is on; flows never
+    /// seen, or beyond the end, count zero).
+    pub fn by_flow(&self) -> &[FlowPolicing] {
+        &self.by_flow
+    }
+
+    /// The counters of one flow.
+    pub fn flow(&self, flow: u32) -> FlowPolicing {
+        self.by_flow.get(flow as usize).copied().unwrap_or_default()
+    }
+
+    /// Forgets the per-flow counters (at the end of a warm-up, say); the aggregate
+    /// counters are kept.
+    pub fn reset_flows(&mut self) {
+        self.by_flow.clear();
     }
 
     /// Fraction of IN packets demoted (0 before any IN packet).
@@ -62,15 +101,23 @@ impl Policer {
         }
         self.in_seen += 1;
         self.in_seen_bytes += pkt.size as u64;
-        if self.bucket.take(pkt.size, now) {
-            true
-        } else {
+        let keep = self.bucket.take(pkt.size, now);
+        if !keep {
             pkt.clear(marks::IN_PROFILE);
             pkt.set(marks::DEMOTED);
             self.demoted += 1;
             self.demoted_bytes += pkt.size as u64;
-            false
         }
+        if self.track_flows && pkt.flow != NONE {
+            let f = pkt.flow as usize;
+            if self.by_flow.len() <= f {
+                self.by_flow.resize(f + 1, FlowPolicing::default());
+            }
+            let c = &mut self.by_flow[f];
+            c.in_seen += 1;
+            c.demoted += u64::from(!keep);
+        }
+        keep
     }
 }
 
@@ -136,6 +183,48 @@ mod tests {
             ]
         );
         assert_eq!(out[1].1, 1.0);
+    }
+
+    #[test]
+    fn per_flow_counters() {
+        // 8 Mb/s, depth 1000 B: every second back-to-back 1000-byte IN packet is demoted.
+        let mut p = Policer::new(8_000_000, 1000).track_flows(true);
+        for (i, flow) in [3u32, 1, 3, 1, 3].into_iter().enumerate() {
+            let mut a = Packet {
+                flow,
+                ..pkt(1000, marks::IN_PROFILE)
+            };
+            p.meter(&mut a, i as Time * 500_000_000);
+        }
+        let mut o = Packet {
+            flow: 1,
+            ..pkt(1000, 0)
+        };
+        p.meter(&mut o, 0);
+        assert_eq!(
+            p.flow(3),
+            FlowPolicing {
+                in_seen: 3,
+                demoted: 0
+            }
+        );
+        assert_eq!(
+            p.flow(1),
+            FlowPolicing {
+                in_seen: 2,
+                demoted: 2
+            }
+        );
+        assert_eq!(p.flow(7), FlowPolicing::default());
+        assert_eq!((p.in_seen, p.demoted), (5, 2));
+        p.reset_flows();
+        assert!(p.by_flow().is_empty());
+        assert_eq!(p.demoted, 2);
+        // Without tracking nothing is kept per flow.
+        let mut q = Policer::new(8_000_000, 1000);
+        let mut a = pkt(1000, marks::IN_PROFILE);
+        q.meter(&mut a, 0);
+        assert!(q.by_flow().is_empty());
     }
 
     #[test]

@@ -7,11 +7,14 @@
 //! links, routes that do not connect, unreadable trace files.
 
 mod build;
+mod meters;
+pub mod pcn;
 mod topology;
 pub mod units;
 mod walk;
 
 pub use build::{build, run, RunOutput};
+pub use meters::MeterSpec;
 pub use topology::{LinkSpec, QueueSpec, Topology};
 pub use walk::Diagnostic;
 
@@ -47,7 +50,61 @@ pub struct CallsSpec {
     pub stop: Option<Time>,
 }
 
-/// One traffic entry: static flows, or flows created by call arrivals.
+/// TCP Reno connections with an infinite backlog (`model = "tcp"`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpSpec {
+    /// Segment size on the wire, bytes (40 of them header).
+    pub packet_size: u32,
+    /// Advertised window, segments.
+    pub wnd: u32,
+    /// Delayed ACKs at the receivers (100 ms timer), or an ACK per segment.
+    pub delayed_ack: bool,
+    /// Minimum retransmission timeout.
+    pub min_rto: Time,
+    /// Retransmission timeout before the first RTT sample.
+    pub init_rto: Time,
+    /// Clock granularity of RTT measurement.
+    pub tick: Time,
+    /// Connection starts are uniform in `[start, start + start_spread]`.
+    pub start_spread: Time,
+}
+
+impl Default for TcpSpec {
+    /// 576-byte segments, an unlimited window, an ACK per segment, min RTO 200 ms,
+    /// initial RTO 3 s, 10 ms tick, no start spread.
+    fn default() -> Self {
+        TcpSpec {
+            packet_size: 576,
+            wnd: 1_000_000,
+            delayed_ack: false,
+            min_rto: crate::time::millis(200.0),
+            init_rto: crate::time::secs(3.0),
+            tick: crate::time::millis(10.0),
+            start_spread: 0,
+        }
+    }
+}
+
+/// What a traffic entry's flows are.
+#[derive(Clone, Debug)]
+pub enum TrafficModel {
+    /// Open-loop packet sources (CBR, on-off, Poisson, trace, codecs).
+    Source(SourceModel),
+    /// TCP connections.
+    Tcp(TcpSpec),
+}
+
+impl TrafficModel {
+    /// The source model, if this entry is open-loop.
+    pub fn source(&self) -> Option<&SourceModel> {
+        match self {
+            TrafficModel::Source(m) => Some(m),
+            TrafficModel::Tcp(_) => None,
+        }
+    }
+}
+
+/// One traffic entry: static flows, TCP connections, or flows created by call arrivals.
 #[derive(Clone, Debug)]
 pub struct TrafficSpec {
     /// Name; also the name of the group its flows are counted in.
@@ -57,8 +114,8 @@ pub struct TrafficSpec {
     /// Destination node index.
     pub to: usize,
     /// What each flow sends.
-    pub model: SourceModel,
-    /// Number of static flows (ignored with `calls`).
+    pub model: TrafficModel,
+    /// Number of static flows or TCP connections (ignored with `calls`).
     pub flows: u64,
     /// When static flows start (each with a random phase within one spacing).
     pub start: Time,
@@ -72,6 +129,8 @@ pub struct TrafficSpec {
     pub calls: Option<CallsSpec>,
     /// Explicit route as node indices, if given.
     pub route: Option<Vec<usize>>,
+    /// Host profiler applied to each flow (or connection) of the entry.
+    pub profile: Option<MeterSpec>,
 }
 
 /// A metric to sample.
@@ -107,6 +166,14 @@ pub enum MetricKind {
         /// Traffic entry index.
         traffic: usize,
     },
+    /// The average queue of a RED or RIO port (packets): of the whole queue, or (RIO) of
+    /// the IN packets only.
+    QueueAverage {
+        /// Link index.
+        link: usize,
+        /// True for RIO's IN average.
+        in_only: bool,
+    },
 }
 
 /// A validated scenario, ready to build.
@@ -122,6 +189,8 @@ pub struct Scenario {
     pub traffic: Vec<TrafficSpec>,
     /// Sampled metrics.
     pub metrics: Vec<MetricSpec>,
+    /// The PCN domain (`[pcn]`), if any.
+    pub pcn: Option<pcn::PcnSpec>,
     /// Hash of the scenario text and overrides (hex).
     pub hash: String,
 }
@@ -259,7 +328,10 @@ pub fn parse(
     );
     let root = Tbl::new(doc.as_table(), "", 1);
     let sc = read(&cx, &root, file, base_dir);
-    root.finish(&cx, &["run", "topology", "links", "traffic", "metric"]);
+    root.finish(
+        &cx,
+        &["run", "topology", "links", "traffic", "metric", "pcn"],
+    );
     if cx.has_errors() {
         return Err(cx.into_diagnostics());
     }
@@ -289,6 +361,7 @@ pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, Vec
 fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
     let run = read_run(cx, root);
     let topology = match root.table(cx, "topology") {
+        Some(t) if pcn::is_topology(cx, &t) => pcn::read_topology(cx, &t, root),
         Some(t) => topology::read(cx, &t, root),
         None => {
             cx.error(1, "topology", "missing (required): describe the network");
@@ -300,6 +373,7 @@ fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
         root.has("traffic");
         root.has("metric");
         root.has("links");
+        root.has("pcn");
         return None;
     };
     let traffic: Vec<TrafficSpec> = root
@@ -322,9 +396,12 @@ fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
         .iter()
         .filter_map(|m| read_metric(cx, m, &topo, &traffic))
         .collect();
+    let duration = run.as_ref().map(|r| r.duration);
+    let pcn = pcn::read(cx, root, &topo, &traffic, base, duration);
     Some(Scenario {
         file: file.to_string(),
         run: run?,
+        pcn: pcn?,
         topology: topo,
         traffic,
         metrics,
@@ -396,8 +473,107 @@ fn period(cx: &Cx, t: &Tbl, key: &str, default: f64) -> Option<Period> {
     })
 }
 
-fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<SourceModel> {
+fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
+    let d = TcpSpec::default();
+    let packet_size = if t.has("packet_size") {
+        t.size(cx, "packet_size").and_then(|s| {
+            if (41..=65_535).contains(&s) {
+                Some(s as u32)
+            } else {
+                t.error(
+                    cx,
+                    "packet_size",
+                    format!("must be between 41 B and 65535 B (40 B are header), got {s} B"),
+                );
+                None
+            }
+        })
+    } else {
+        Some(d.packet_size)
+    };
+    let wnd = if t.has("wnd") {
+        t.uint(cx, "wnd").and_then(|w| {
+            if (1..=u32::MAX as u64).contains(&w) {
+                Some(w as u32)
+            } else {
+                t.error(cx, "wnd", "must be at least one packet");
+                None
+            }
+        })
+    } else {
+        Some(d.wnd)
+    };
+    let delayed_ack = if t.has("delayed_ack") {
+        t.bool(cx, "delayed_ack")
+    } else {
+        Some(d.delayed_ack)
+    };
+    let positive = |key: &str, default: Time| -> Option<Time> {
+        if !t.has(key) {
+            return Some(default);
+        }
+        let v = t.time(cx, key)?;
+        if v == 0 {
+            t.error(cx, key, "must be positive");
+            return None;
+        }
+        Some(v)
+    };
+    let min_rto = positive("min_rto", d.min_rto);
+    let init_rto = positive("init_rto", d.init_rto);
+    let tick = positive("tick", d.tick);
+    let start_spread = if t.has("start_spread") {
+        t.time(cx, "start_spread")
+    } else {
+        Some(0)
+    };
+    for key in ["size", "interval", "stop", "jitter"] {
+        if t.has(key) {
+            t.error(
+                cx,
+                key,
+                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread",
+            );
+        }
+    }
+    Some(TcpSpec {
+        packet_size: packet_size?,
+        wnd: wnd?,
+        delayed_ack: delayed_ack?,
+        min_rto: min_rto?,
+        init_rto: init_rto?,
+        tick: tick?,
+        start_spread: start_spread?,
+    })
+}
+
+fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
     let name = t.req_str(cx, "model")?;
+    if name == "tcp" {
+        return read_tcp(cx, t).map(TrafficModel::Tcp);
+    }
+    for key in [
+        "packet_size",
+        "wnd",
+        "delayed_ack",
+        "min_rto",
+        "init_rto",
+        "tick",
+        "start_spread",
+    ] {
+        if t.has(key) {
+            t.error(
+                cx,
+                key,
+                format!("only used by model \"tcp\", not by model {name:?}"),
+            );
+        }
+    }
+    read_source_model(cx, t, &name, base).map(TrafficModel::Source)
+}
+
+fn read_source_model(cx: &Cx, t: &Tbl, name: &str, base: &Path) -> Option<SourceModel> {
+    let name = name.to_string();
     let size = |cx: &Cx, default: Option<u64>| -> Option<u32> {
         let s = if t.has("size") {
             t.size(cx, "size")
@@ -535,7 +711,7 @@ fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<SourceModel> {
                     cx,
                     "model",
                     format!(
-                        "unknown model {other:?}; use cbr, onoff, poisson, trace or one of {}",
+                        "unknown model {other:?}; use cbr, onoff, poisson, trace, tcp or one of {}",
                         models::model_names().join(", ")
                     ),
                 );
@@ -606,9 +782,34 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
         Some(None)
     };
     let calls = if t.has("calls") {
-        t.table(cx, "calls")
-            .and_then(|c| read_calls(cx, &c, model.as_ref()))
-            .map(Some)
+        if matches!(model, Some(TrafficModel::Tcp(_))) {
+            t.error(
+                cx,
+                "calls",
+                "model \"tcp\" runs `flows` long-lived connections; it has no call arrivals",
+            );
+            None
+        } else {
+            t.table(cx, "calls")
+                .and_then(|c| read_calls(cx, &c, model.as_ref().and_then(TrafficModel::source)))
+                .map(Some)
+        }
+    } else {
+        Some(None)
+    };
+    let profile = if t.has("profile") {
+        if t.has("calls") {
+            t.error(
+                cx,
+                "profile",
+                "a host profile applies to static flows or TCP connections, not to flows created by `calls`",
+            );
+            None
+        } else {
+            t.table(cx, "profile")
+                .and_then(|p| meters::read_meter(cx, &p, false, "a host profile"))
+                .map(Some)
+        }
     } else {
         Some(None)
     };
@@ -635,6 +836,14 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
             "class",
             "route",
             "calls",
+            "profile",
+            "packet_size",
+            "wnd",
+            "delayed_ack",
+            "min_rto",
+            "init_rto",
+            "tick",
+            "start_spread",
         ],
     );
     let (from, to, route) = (from?, to?, route?);
@@ -689,6 +898,7 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
         class: class?,
         calls: calls?,
         route,
+        profile: profile?,
     })
 }
 
@@ -846,8 +1056,55 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
                 }
             }
         }
+        Some("queue_average") => {
+            let l = link(cx);
+            let which = if m.has("which") {
+                m.str(cx, "which")
+            } else {
+                Some("total".into())
+            };
+            match (l, which.as_deref()) {
+                (Some(l), Some(w)) => {
+                    let q = &topo.links[l].queue;
+                    match (w, q) {
+                        ("total", QueueSpec::Red(_) | QueueSpec::Rio(_)) => {
+                            Some(MetricKind::QueueAverage {
+                                link: l,
+                                in_only: false,
+                            })
+                        }
+                        ("in", QueueSpec::Rio(_)) => Some(MetricKind::QueueAverage {
+                            link: l,
+                            in_only: true,
+                        }),
+                        ("total" | "in", _) => {
+                            let need = if w == "in" { "a rio" } else { "a red or rio" };
+                            m.error(
+                                cx,
+                                "link",
+                                format!(
+                                    "link {:?} has a {} queue; queue_average {w:?} needs {need} queue",
+                                    topo.links[l].name,
+                                    q.kind()
+                                ),
+                            );
+                            None
+                        }
+                        (other, _) => {
+                            m.error(
+                                cx,
+                                "which",
+                                format!("unknown average {other:?}; use \"total\" or \"in\" (RIO's IN packets)"),
+                            );
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            }
+        }
         Some(other) => {
-            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length or group_throughput"));
+            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average or group_throughput"));
             None
         }
         None => None,
@@ -855,7 +1112,7 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
     m.finish(
         cx,
         &[
-            "kind", "link", "traffic", "class", "pcn_only", "interval", "name",
+            "kind", "link", "traffic", "class", "pcn_only", "interval", "name", "which",
         ],
     );
     let interval = interval?;
@@ -874,6 +1131,15 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
             MetricKind::GroupThroughput { traffic: t } => {
                 format!("{}.throughput", traffic[*t].name)
             }
+            MetricKind::QueueAverage { link, in_only } => format!(
+                "{}.{}",
+                topo.links[*link].name,
+                if *in_only {
+                    "queue_avg_in"
+                } else {
+                    "queue_avg"
+                }
+            ),
         },
     };
     Some(MetricSpec {

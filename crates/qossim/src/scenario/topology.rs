@@ -3,8 +3,10 @@
 //! Every named topology builds duplex links (one unidirectional link per direction, each
 //! with its own output queue) named `FROM-TO` after their end nodes.
 
+use super::meters::{read_meter, MeterSpec};
 use super::units::{self, QueueLimit};
 use super::walk::{Cx, Tbl};
+use crate::queue::{RedCurve, RedParams, RioMode, RioParams};
 use crate::time::{millis, Time};
 
 /// A queue discipline as configured.
@@ -26,6 +28,23 @@ pub enum QueueSpec {
         /// Rate limit on the top class (bits/s, depth bytes).
         top: Option<(u64, u64)>,
     },
+    /// RED (optionally gentle, byte mode). The link rate for the idle-time correction is
+    /// filled in when the world is built.
+    Red(RedParams),
+    /// RIO, coupled or decoupled. The link rate is filled in when the world is built.
+    Rio(RioParams),
+}
+
+impl QueueSpec {
+    /// The kind as written in scenarios.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QueueSpec::DropTail { .. } => "droptail",
+            QueueSpec::Priority { .. } => "priority",
+            QueueSpec::Red(_) => "red",
+            QueueSpec::Rio(_) => "rio",
+        }
+    }
 }
 
 impl Default for QueueSpec {
@@ -51,6 +70,8 @@ pub struct LinkSpec {
     pub delay: Time,
     /// Queue discipline of its output port.
     pub queue: QueueSpec,
+    /// Meters, markers and policers on its output port, applied in order.
+    pub meters: Vec<MeterSpec>,
 }
 
 /// Nodes and links.
@@ -126,6 +147,7 @@ impl Topology {
                 rate,
                 delay,
                 queue: q.clone(),
+                meters: Vec::new(),
             });
         }
     }
@@ -200,19 +222,41 @@ pub(super) fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
                 top: top?,
             })
         }
+        Some("red") => read_red(cx, t),
+        Some("rio") => read_rio(cx, t),
         Some(other) => {
             t.error(
                 cx,
                 "kind",
-                format!("unknown queue kind {other:?}; use droptail or priority"),
+                format!("unknown queue kind {other:?}; use droptail, priority, red or rio"),
             );
             None
         }
         None => None,
     };
-    t.finish(
-        cx,
-        &[
+    let known: &[&str] = match kind.as_deref() {
+        Some("red") => &[
+            "kind",
+            "min_th",
+            "max_th",
+            "max_p",
+            "w_q",
+            "gentle",
+            "byte_mode",
+            "mean_pkt_size",
+            "limit",
+        ],
+        Some("rio") => &[
+            "kind",
+            "params",
+            "mode",
+            "w_q",
+            "gentle",
+            "byte_mode",
+            "mean_pkt_size",
+            "limit",
+        ],
+        Some("priority") => &[
             "kind",
             "limit",
             "classes",
@@ -220,8 +264,184 @@ pub(super) fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
             "top_rate",
             "top_depth",
         ],
-    );
+        _ => &["kind", "limit"],
+    };
+    t.finish(cx, known);
     q
+}
+
+/// A limit in packets (`"840p"`), or `default` when absent.
+fn packet_limit(cx: &Cx, t: &Tbl, what: &str, default: u64) -> Option<u64> {
+    if !t.has("limit") {
+        return Some(default);
+    }
+    t.parsed(cx, "limit", units::parse_limit)
+        .and_then(|l| match l {
+            QueueLimit::Packets(p) => Some(p),
+            QueueLimit::Bytes(_) => {
+                t.error(
+                    cx,
+                    "limit",
+                    format!("{what} queues are limited in packets, e.g. \"100p\""),
+                );
+                None
+            }
+        })
+}
+
+/// The options RED and RIO share: w_q, gentle, byte_mode, mean_pkt_size.
+struct RedOptions {
+    w_q: f64,
+    gentle: bool,
+    byte_mode: bool,
+    mean_pkt_size: u32,
+}
+
+fn red_options(cx: &Cx, t: &Tbl) -> Option<RedOptions> {
+    let w_q = if t.has("w_q") {
+        t.num(cx, "w_q").and_then(|w| {
+            if w > 0.0 && w <= 1.0 {
+                Some(w)
+            } else {
+                t.error(cx, "w_q", format!("must be in (0, 1], got {w}"));
+                None
+            }
+        })
+    } else {
+        Some(0.002)
+    };
+    let gentle = if t.has("gentle") {
+        t.bool(cx, "gentle")
+    } else {
+        Some(false)
+    };
+    let byte_mode = if t.has("byte_mode") {
+        t.bool(cx, "byte_mode")
+    } else {
+        Some(false)
+    };
+    let mean = if t.has("mean_pkt_size") {
+        t.size(cx, "mean_pkt_size").and_then(|m| {
+            if m == 0 || m > u32::MAX as u64 {
+                t.error(
+                    cx,
+                    "mean_pkt_size",
+                    "must be a positive size, e.g. \"576B\"",
+                );
+                None
+            } else {
+                Some(m as u32)
+            }
+        })
+    } else {
+        Some(500)
+    };
+    Some(RedOptions {
+        w_q: w_q?,
+        gentle: gentle?,
+        byte_mode: byte_mode?,
+        mean_pkt_size: mean?,
+    })
+}
+
+fn read_red(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
+    let th = |key: &str| -> Option<f64> {
+        if !t.has(key) {
+            cx.error(
+                t.line(),
+                &t.key_path(key),
+                "missing (required: a threshold on the average queue, packets)",
+            );
+            return None;
+        }
+        let x = t.num(cx, key)?;
+        if !(x.is_finite() && x >= 0.0) {
+            t.error(
+                cx,
+                key,
+                format!("must be a non-negative number of packets, got {x}"),
+            );
+            return None;
+        }
+        Some(x)
+    };
+    let (min_th, max_th) = (th("min_th"), th("max_th"));
+    let max_p = if t.has("max_p") {
+        t.num(cx, "max_p").and_then(|p| {
+            if p > 0.0 && p <= 1.0 {
+                Some(p)
+            } else {
+                t.error(cx, "max_p", format!("must be in (0, 1], got {p}"));
+                None
+            }
+        })
+    } else {
+        cx.error(
+            t.line(),
+            &t.key_path("max_p"),
+            "missing (required: drop probability at max_th, e.g. 0.1)",
+        );
+        None
+    };
+    let opts = red_options(cx, t);
+    let limit = packet_limit(cx, t, "RED", 1000);
+    let (min_th, max_th, max_p) = (min_th?, max_th?, max_p?);
+    if min_th >= max_th {
+        t.error(
+            cx,
+            "min_th",
+            format!("must be below max_th ({min_th} >= {max_th})"),
+        );
+        return None;
+    }
+    let (o, limit) = (opts?, limit?);
+    let curve = RedCurve::new(min_th, max_th, max_p).gentle(o.gentle);
+    let mut p = RedParams::new(curve, limit as usize)
+        .with_w_q(o.w_q)
+        .with_byte_mode(o.byte_mode);
+    p.mean_pkt_size = o.mean_pkt_size;
+    Some(QueueSpec::Red(p))
+}
+
+fn read_rio(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
+    let params = if t.has("params") {
+        t.parsed(cx, "params", RioParams::parse)
+    } else {
+        cx.error(
+            t.line(),
+            &t.key_path("params"),
+            "missing (required: \"minth_out/maxth_out/maxp_out minth_in/maxth_in/maxp_in\", e.g. \"420/840/0.05 500/840/0.02\")",
+        );
+        None
+    };
+    let mode = if t.has("mode") {
+        t.str(cx, "mode").and_then(|m| match m.as_str() {
+            "coupled" => Some(RioMode::Coupled),
+            "decoupled" => Some(RioMode::Decoupled),
+            other => {
+                t.error(
+                    cx,
+                    "mode",
+                    format!("unknown RIO mode {other:?}; use \"coupled\" or \"decoupled\""),
+                );
+                None
+            }
+        })
+    } else {
+        Some(RioMode::Coupled)
+    };
+    let opts = red_options(cx, t);
+    let p = params?;
+    let limit = packet_limit(cx, t, "RIO", p.limit as u64);
+    let (mode, o, limit) = (mode?, opts?, limit?);
+    let mut p = p
+        .with_mode(mode)
+        .with_limit(limit as usize)
+        .with_w_q(o.w_q)
+        .with_gentle(o.gentle)
+        .with_byte_mode(o.byte_mode);
+    p.mean_pkt_size = o.mean_pkt_size;
+    Some(QueueSpec::Rio(p))
 }
 
 fn rate_or(cx: &Cx, t: &Tbl, key: &str, default: Option<u64>) -> Option<u64> {
@@ -244,6 +464,42 @@ fn time_or(cx: &Cx, t: &Tbl, key: &str, default: Option<Time>) -> Option<Time> {
         cx.error(t.line(), &t.key_path(key), "missing (required)");
         None
     }
+}
+
+/// An array of exactly `n` times (one per `what`).
+fn times(cx: &Cx, t: &Tbl, key: &str, n: u64, what: &str) -> Option<Vec<Time>> {
+    let arr = t.array(cx, key)?;
+    let mut v = Vec::new();
+    let mut ok = true;
+    for (x, line) in arr {
+        match x.as_str().map(units::parse_time) {
+            Some(Ok(d)) => v.push(d),
+            Some(Err(e)) => {
+                ok = false;
+                cx.error(line, &t.key_path(key), e)
+            }
+            None => {
+                ok = false;
+                cx.error(
+                    line,
+                    &t.key_path(key),
+                    format!("expected times such as \"10ms\", found {x}"),
+                )
+            }
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if v.len() as u64 != n {
+        t.error(
+            cx,
+            key,
+            format!("has {} entries but there are {n} {what}", v.len()),
+        );
+        return None;
+    }
+    Some(v)
 }
 
 fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
@@ -287,6 +543,20 @@ pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
             "hosts",
             "access_rate",
             "access_delay",
+            "access_delays",
+            "bottleneck_rate",
+            "bottleneck_delay",
+        ],
+        "merging" => &[
+            "kind",
+            "delay",
+            "queue",
+            "access_rate",
+            "access_delay",
+            "merge_rate",
+            "merge_delay",
+            "core_rate",
+            "core_delay",
             "bottleneck_rate",
             "bottleneck_delay",
         ],
@@ -352,44 +622,54 @@ fn build_named(
             let br = rate_or(cx, t, "bottleneck_rate", rate);
             let bd = time_or(cx, t, "bottleneck_delay", Some(delay));
             let (n, ar, ad, br, bd) = (n?, ar?, ad?, br?, bd?);
+            let delays = if t.has("access_delays") {
+                times(cx, t, "access_delays", n, "hosts")?
+            } else {
+                vec![ad; n as usize]
+            };
             let srcs: Vec<usize> = (0..n).map(|i| topo.add_node(format!("s{i}"))).collect();
             let r0 = topo.add_node("r0".into());
             let r1 = topo.add_node("r1".into());
             let dsts: Vec<usize> = (0..n).map(|i| topo.add_node(format!("d{i}"))).collect();
-            for &s in &srcs {
-                topo.duplex(s, r0, ar, ad, &queue);
+            for (&s, &d) in srcs.iter().zip(&delays) {
+                topo.duplex(s, r0, ar, d, &queue);
             }
             topo.duplex(r0, r1, br, bd, &queue);
-            for &d in &dsts {
-                topo.duplex(r1, d, ar, ad, &queue);
+            for (&h, &d) in dsts.iter().zip(&delays) {
+                topo.duplex(r1, h, ar, d, &queue);
+            }
+        }
+        "merging" => {
+            let ar = rate_or(cx, t, "access_rate", Some(100_000_000));
+            let ad = time_or(cx, t, "access_delay", Some(delay));
+            let mr = rate_or(cx, t, "merge_rate", Some(10_000_000));
+            let md = time_or(cx, t, "merge_delay", Some(millis(3.0)));
+            let cr = rate_or(cx, t, "core_rate", Some(10_000_000));
+            let cd = time_or(cx, t, "core_delay", Some(millis(3.0)));
+            let br = rate_or(cx, t, "bottleneck_rate", Some(1_544_000));
+            let bd = time_or(cx, t, "bottleneck_delay", Some(millis(4.0)));
+            let (ar, ad, mr, md, cr, cd, br, bd) = (ar?, ad?, mr?, md?, cr?, cd?, br?, bd?);
+            let hosts: Vec<usize> = (0..16).map(|i| topo.add_node(format!("h{i}"))).collect();
+            let r: Vec<usize> = (0..8).map(|i| topo.add_node(format!("r{i}"))).collect();
+            for k in 0..4 {
+                topo.duplex(hosts[2 * k], r[k], ar, ad, &queue);
+                topo.duplex(hosts[2 * k + 1], r[k], ar, ad, &queue);
+            }
+            for k in 0..4 {
+                topo.duplex(r[k], r[4 + k / 2], mr, md, &queue);
+            }
+            topo.duplex(r[4], r[6], cr, cd, &queue);
+            topo.duplex(r[5], r[6], cr, cd, &queue);
+            topo.duplex(r[6], r[7], br, bd, &queue);
+            for &h in &hosts[8..] {
+                topo.duplex(r[7], h, ar, ad, &queue);
             }
         }
         "star" => {
             let n = count(cx, t, "leaves", 1, 100_000)?;
             let r = rate_or(cx, t, "rate", None)?;
             let delays: Vec<Time> = if t.has("delays") {
-                let arr = t.array(cx, "delays")?;
-                let mut v = Vec::new();
-                for (x, line) in arr {
-                    match x.as_str().map(units::parse_time) {
-                        Some(Ok(d)) => v.push(d),
-                        Some(Err(e)) => cx.error(line, &t.key_path("delays"), e),
-                        None => cx.error(
-                            line,
-                            &t.key_path("delays"),
-                            "expected times such as \"10ms\"",
-                        ),
-                    }
-                }
-                if v.len() as u64 != n {
-                    t.error(
-                        cx,
-                        "delays",
-                        format!("has {} entries but there are {n} leaves", v.len()),
-                    );
-                    return None;
-                }
-                v
+                times(cx, t, "delays", n, "leaves")?
             } else {
                 vec![delay; n as usize]
             };
@@ -527,6 +807,7 @@ fn build_named(
                             rate: r,
                             delay: d,
                             queue: q,
+                            meters: Vec::new(),
                         });
                     }
                 }
@@ -536,7 +817,7 @@ fn build_named(
             t.error(
                 cx,
                 "kind",
-                format!("unknown topology {other:?}; use single_link, dumbbell, star, parking_lot, chain, tree, ring or graph"),
+                format!("unknown topology {other:?}; use single_link, dumbbell, merging, star, parking_lot, chain, tree, ring or graph"),
             );
             return None;
         }
@@ -587,7 +868,17 @@ fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
                         topo.links[i].queue = q;
                     }
                 }
-                o.finish(cx, &["rate", "delay", "queue"]);
+                if o.has("meters") {
+                    let ms: Vec<Option<MeterSpec>> = o
+                        .tables(cx, "meters")
+                        .iter()
+                        .map(|m| read_meter(cx, m, true, "on a link"))
+                        .collect();
+                    if ms.iter().all(Option::is_some) {
+                        topo.links[i].meters = ms.into_iter().flatten().collect();
+                    }
+                }
+                o.finish(cx, &["rate", "delay", "queue", "meters"]);
             }
         }
     }

@@ -50,7 +50,7 @@
 //! bytes, no duplicate retransmissions); goodput (in-order payload) is reported
 //! separately.
 
-use crate::net::{AgentId, FlowId, Packet, PacketKind, NONE};
+use crate::net::{marks, AgentId, FlowId, Packet, PacketKind, NONE};
 use crate::time::{to_secs, Time, NEVER, PS_PER_MS, PS_PER_S};
 use crate::traffic::PacketTemplate;
 use crate::world::{Agent, Ctx};
@@ -143,6 +143,12 @@ pub struct TcpStats {
     pub acks: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
+    /// Data segments sent from the measurement start on (see
+    /// [`TcpRenoSender::measure_from`]), retransmissions included.
+    pub segments_measured: u64,
+    /// Of those, segments that left the sender marked IN ([`marks::IN_PROFILE`], set by
+    /// the marker or the template).
+    pub in_measured: u64,
 }
 
 /// A function applied to every data segment before it is sent (a host-side profiler that
@@ -176,6 +182,7 @@ pub struct TcpRenoSender {
     trace: bool,
     trace_ids: Option<[usize; 3]>,
     started: bool,
+    measure_from: Time,
 }
 
 impl TcpRenoSender {
@@ -208,7 +215,16 @@ impl TcpRenoSender {
             trace: false,
             trace_ids: None,
             started: false,
+            measure_from: 0,
         }
+    }
+
+    /// Counts segments sent (and how many of them are IN) from `t` on, in
+    /// [`TcpStats::segments_measured`] and [`TcpStats::in_measured`] (from time 0 unless
+    /// set: a warm-up is excluded this way).
+    pub fn measure_from(mut self, t: Time) -> Self {
+        self.measure_from = t;
+        self
     }
 
     /// Uses an already opened flow instead of opening one in `cfg.group` at start.
@@ -342,6 +358,10 @@ impl TcpRenoSender {
             m(&mut pkt, now);
         }
         self.stats.segments_sent += 1;
+        if now >= self.measure_from {
+            self.stats.segments_measured += 1;
+            self.stats.in_measured += u64::from(pkt.has(marks::IN_PROFILE));
+        }
         if seq >= self.snd_max {
             self.snd_max = seq + 1;
             if self.timed.is_none() {
@@ -525,6 +545,8 @@ impl Agent for TcpRenoSender {
         out.push(("retransmits".into(), json!(s.retransmits)));
         out.push(("timeouts".into(), json!(s.timeouts)));
         out.push(("fast_retransmits".into(), json!(s.fast_retransmits)));
+        out.push(("segments_measured".into(), json!(s.segments_measured)));
+        out.push(("in_segments_measured".into(), json!(s.in_measured)));
         out.push(("cwnd".into(), json!(self.cwnd)));
         out.push((
             "ssthresh".into(),

@@ -143,6 +143,9 @@ pub struct IngressConfig {
     /// Write the number of active flows at every change to the series
     /// `pcn.<name>.active`.
     pub record_active: bool,
+    /// Write each termination to the series `pcn.<name>.terminated` (on by default; off
+    /// keeps runs with hundreds of aggregates from carrying as many empty series).
+    pub record_terminations: bool,
     /// Keep every admission decision (see [`PcnIngress::decisions`]).
     pub log_decisions: bool,
 }
@@ -165,6 +168,7 @@ impl IngressConfig {
             request_bytes: 64,
             measure_from: 0,
             record_active: false,
+            record_terminations: true,
             log_decisions: false,
         }
     }
@@ -722,10 +726,12 @@ impl PcnIngress {
 
 impl Agent for PcnIngress {
     fn start(&mut self, ctx: &mut Ctx) {
-        self.terminated_series = Some(
-            ctx.rec
-                .id(&format!("pcn.{}.terminated", self.name), "flows"),
-        );
+        if self.cfg.record_terminations {
+            self.terminated_series = Some(
+                ctx.rec
+                    .id(&format!("pcn.{}.terminated", self.name), "flows"),
+            );
+        }
         if self.cfg.record_active {
             self.active_series = Some(ctx.rec.id(&format!("pcn.{}.active", self.name), "flows"));
         }

@@ -362,4 +362,5 @@ def reproduce(
 
 
 register_study("validation", "qossim.studies.validation")
+register_study("pcn", "qossim.studies.pcn")
 register_study("assured-service", "qossim.studies.assured_service")

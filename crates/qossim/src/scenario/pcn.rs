@@ -434,7 +434,11 @@ fn rate_or_fraction(cx: &Cx, t: &Tbl, key: &str, hi: f64) -> Option<RateOrFracti
         return match units::parse_rate(s) {
             Ok(r) => Some(RateOrFraction::Rate(r)),
             Err(e) => {
-                cx.error(line, &t.key_path(key), e);
+                cx.error(
+                    line,
+                    &t.key_path(key),
+                    format!("{e}; or give a fraction of the link rate, e.g. 0.5"),
+                );
                 None
             }
         };
@@ -965,9 +969,9 @@ fn generated_ieas(
     admission: bool,
 ) -> Option<Vec<PcnIea>> {
     let Some((links, pairs)) = implied(topo) else {
-        t.error(
-            cx,
-            "model",
+        cx.error(
+            t.line(),
+            &t.path,
             format!(
                 "[pcn.traffic] generates one aggregate per ingress of a pcn_single, pcn_rtt or pcn_parking_lot topology; with topology {:?} list the aggregates as [[pcn.iea]]",
                 topo.kind
@@ -1210,6 +1214,7 @@ pub(super) fn read(
         Some(false)
     };
     // Aggregates.
+    let mut name_lines: Vec<usize> = Vec::new();
     let ieas: Option<Vec<PcnIea>> = match (p.has("traffic"), p.has("iea")) {
         (true, true) => {
             p.error(
@@ -1231,7 +1236,10 @@ pub(super) fn read(
             let v: Vec<Option<PcnIea>> = p
                 .tables(cx, "iea")
                 .iter()
-                .map(|t| read_iea(cx, t, topo, base, has_admission))
+                .map(|t| {
+                    name_lines.push(t.line_of(cx, "name"));
+                    read_iea(cx, t, topo, base, has_admission)
+                })
                 .collect();
             if v.is_empty() {
                 p.error(cx, "iea", "needs at least one aggregate");
@@ -1279,22 +1287,21 @@ pub(super) fn read(
     // Names: unique, and not those of traffic entries (they name flow groups).
     let mut ok = true;
     for (i, a) in ieas.iter().enumerate() {
-        let path = if p.has("iea") {
-            format!("iea.{i}.name")
-        } else {
-            "traffic".to_string()
+        let (path, line) = match name_lines.get(i) {
+            Some(&l) => (format!("iea.{i}.name"), l),
+            None => ("traffic".to_string(), p.line_of(cx, "traffic")),
         };
         if ieas[..i].iter().any(|b| b.name == a.name) {
             ok = false;
             cx.error(
-                p.line_of(cx, "iea"),
+                line,
                 &p.key_path(&path),
                 format!("two aggregates are called {:?}", a.name),
             );
         } else if traffic.iter().any(|t| t.name == a.name) {
             ok = false;
             cx.error(
-                p.line_of(cx, "iea"),
+                line,
                 &p.key_path(&path),
                 format!(
                     "a traffic entry is already called {:?} (aggregates and traffic entries name flow groups)",

@@ -357,43 +357,10 @@ pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
     Some(topo)
 }
 
-/// `[links."NAME"]` on a PCN topology: rate, delay and queue of any link.
+/// `[links."NAME"]` on a PCN topology: rate, delay and queue of any link (no meters: the
+/// PCN domain puts its own markers on the bottlenecks).
 fn link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology) {
-    if !root.has("links") {
-        return;
-    }
-    let Some(lt) = root.table(cx, "links") else {
-        return;
-    };
-    for name in lt.keys() {
-        let Some(o) = lt.table(cx, &name) else {
-            continue;
-        };
-        let Some(i) = topo.link(&name) else {
-            lt.error(
-                cx,
-                &name,
-                format!("unknown link {name:?}; links are: {}", topo.link_list()),
-            );
-            continue;
-        };
-        if o.has("rate") {
-            if let Some(r) = o.rate(cx, "rate") {
-                topo.links[i].rate = r;
-            }
-        }
-        if o.has("delay") {
-            if let Some(d) = o.time(cx, "delay") {
-                topo.links[i].delay = d;
-            }
-        }
-        if o.has("queue") {
-            if let Some(q) = o.table(cx, "queue").and_then(|q| read_queue(cx, &q)) {
-                topo.links[i].queue = q;
-            }
-        }
-        o.finish(cx, &["rate", "delay", "queue"]);
-    }
+    super::topology::apply_link_overrides(cx, root, topo, false);
 }
 
 /// Bottleneck link names, and aggregates as (ingress, egress) node names.

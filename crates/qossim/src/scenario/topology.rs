@@ -839,48 +839,60 @@ fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
         }
     }
     // Per-link overrides.
-    if root.has("links") {
-        if let Some(lt) = root.table(cx, "links") {
-            for name in lt.keys() {
-                let Some(o) = lt.table(cx, &name) else {
-                    continue;
-                };
-                let Some(i) = topo.link(&name) else {
-                    lt.error(
-                        cx,
-                        &name,
-                        format!("unknown link {name:?}; links are: {}", topo.link_list()),
-                    );
-                    continue;
-                };
-                if o.has("rate") {
-                    if let Some(r) = o.rate(cx, "rate") {
-                        topo.links[i].rate = r;
-                    }
-                }
-                if o.has("delay") {
-                    if let Some(d) = o.time(cx, "delay") {
-                        topo.links[i].delay = d;
-                    }
-                }
-                if o.has("queue") {
-                    if let Some(q) = o.table(cx, "queue").and_then(|q| read_queue(cx, &q)) {
-                        topo.links[i].queue = q;
-                    }
-                }
-                if o.has("meters") {
-                    let ms: Vec<Option<MeterSpec>> = o
-                        .tables(cx, "meters")
-                        .iter()
-                        .map(|m| read_meter(cx, m, true, "on a link"))
-                        .collect();
-                    if ms.iter().all(Option::is_some) {
-                        topo.links[i].meters = ms.into_iter().flatten().collect();
-                    }
-                }
-                o.finish(cx, &["rate", "delay", "queue", "meters"]);
+    apply_link_overrides(cx, root, &mut topo, true);
+    Some(topo)
+}
+
+/// Applies `[links."NAME"]` overrides (rate, delay, queue and, where `meters` is true,
+/// meters) to the links of `topo`, reporting unknown links and keys.
+pub(super) fn apply_link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology, meters: bool) {
+    if !root.has("links") {
+        return;
+    }
+    let Some(lt) = root.table(cx, "links") else {
+        return;
+    };
+    for name in lt.keys() {
+        let Some(o) = lt.table(cx, &name) else {
+            continue;
+        };
+        let Some(i) = topo.link(&name) else {
+            lt.error(
+                cx,
+                &name,
+                format!("unknown link {name:?}; links are: {}", topo.link_list()),
+            );
+            continue;
+        };
+        if o.has("rate") {
+            if let Some(r) = o.rate(cx, "rate") {
+                topo.links[i].rate = r;
             }
         }
+        if o.has("delay") {
+            if let Some(d) = o.time(cx, "delay") {
+                topo.links[i].delay = d;
+            }
+        }
+        if o.has("queue") {
+            if let Some(q) = o.table(cx, "queue").and_then(|q| read_queue(cx, &q)) {
+                topo.links[i].queue = q;
+            }
+        }
+        if meters && o.has("meters") {
+            let ms: Vec<Option<MeterSpec>> = o
+                .tables(cx, "meters")
+                .iter()
+                .map(|m| read_meter(cx, m, true, "on a link"))
+                .collect();
+            if ms.iter().all(Option::is_some) {
+                topo.links[i].meters = ms.into_iter().flatten().collect();
+            }
+        }
+        if meters {
+            o.finish(cx, &["rate", "delay", "queue", "meters"]);
+        } else {
+            o.finish(cx, &["rate", "delay", "queue"]);
+        }
     }
-    Some(topo)
 }

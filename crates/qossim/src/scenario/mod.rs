@@ -869,19 +869,8 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
             }
         }
         None => {
-            if from == to {
-                t.error(cx, "to", "source and destination are the same node");
-                return None;
-            }
-            if !topo.connected(from, to) {
-                t.error(
-                    cx,
-                    "to",
-                    format!(
-                        "no route from {} to {}: the topology does not connect them",
-                        topo.nodes[from], topo.nodes[to]
-                    ),
-                );
+            let same = "source and destination are the same node";
+            if !check_reachable(cx, t, "to", topo, (from, to), same) {
                 return None;
             }
         }
@@ -1147,4 +1136,34 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
         kind: k,
         interval,
     })
+}
+
+/// Checks that `ends.0` and `ends.1` are different nodes and that the topology leads from
+/// the first to the second; otherwise reports under `key` of `t` (with `same` as the
+/// message when they coincide) and returns false.
+pub(crate) fn check_reachable(
+    cx: &Cx,
+    t: &Tbl,
+    key: &str,
+    topo: &Topology,
+    ends: (usize, usize),
+    same: &str,
+) -> bool {
+    let (from, to) = ends;
+    if from == to {
+        t.error(cx, key, same);
+        return false;
+    }
+    if !topo.connected(from, to) {
+        t.error(
+            cx,
+            key,
+            format!(
+                "no route from {} to {}: the topology does not connect them",
+                topo.nodes[from], topo.nodes[to]
+            ),
+        );
+        return false;
+    }
+    true
 }

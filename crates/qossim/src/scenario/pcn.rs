@@ -862,19 +862,8 @@ fn read_iea(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path, admission: bool) -> 
         );
         return None;
     }
-    if ingress == egress {
-        t.error(cx, "egress", "ingress and egress are the same node");
-        return None;
-    }
-    if !topo.connected(ingress, egress) {
-        t.error(
-            cx,
-            "egress",
-            format!(
-                "no route from {} to {}: the topology does not connect them",
-                topo.nodes[ingress], topo.nodes[egress]
-            ),
-        );
+    let same = "ingress and egress are the same node";
+    if !super::check_reachable(cx, t, "egress", topo, (ingress, egress), same) {
         return None;
     }
     Some(PcnIea {

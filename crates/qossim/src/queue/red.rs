@@ -414,17 +414,22 @@ impl RedParams {
     /// Checks every field.
     pub fn validate(&self) -> Result<(), String> {
         self.curve.validate()?;
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("RED: w_q = {} must be in (0, 1]", self.w_q));
-        }
-        if self.limit == 0 {
-            return Err("RED: limit must be at least one packet".into());
-        }
-        if self.mean_pkt_size == 0 {
-            return Err("RED: mean packet size must be positive".into());
-        }
-        Ok(())
+        validate_common("RED", self.w_q, self.limit, self.mean_pkt_size)
     }
+}
+
+/// The checks RED and RIO parameters share: averaging weight, queue limit, mean size.
+fn validate_common(what: &str, w_q: f64, limit: usize, mean_pkt_size: u32) -> Result<(), String> {
+    if !(w_q > 0.0 && w_q <= 1.0) {
+        return Err(format!("{what}: w_q = {w_q} must be in (0, 1]"));
+    }
+    if limit == 0 {
+        return Err(format!("{what}: limit must be at least one packet"));
+    }
+    if mean_pkt_size == 0 {
+        return Err(format!("{what}: mean packet size must be positive"));
+    }
+    Ok(())
 }
 
 /// Random Early Detection on one FIFO (see the module documentation for the algorithm).
@@ -651,16 +656,7 @@ impl RioParams {
     pub fn validate(&self) -> Result<(), String> {
         self.out_curve.validate()?;
         self.in_curve.validate()?;
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("RIO: w_q = {} must be in (0, 1]", self.w_q));
-        }
-        if self.limit == 0 {
-            return Err("RIO: limit must be at least one packet".into());
-        }
-        if self.mean_pkt_size == 0 {
-            return Err("RIO: mean packet size must be positive".into());
-        }
-        Ok(())
+        validate_common("RIO", self.w_q, self.limit, self.mean_pkt_size)
     }
 }
 

@@ -62,7 +62,7 @@ fn parse(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    scenario::parse(text, filename, base, overrides)
+    qossim::parse(text, filename, base, overrides)
 }
 
 /// The qossim version.

@@ -8,15 +8,18 @@
 //! - [`meter`]: edge conditioners — token-bucket and TSW profilers, policers;
 //! - [`traffic`]: packet sources, flow generators and sinks;
 //! - [`transport`]: end-host transport agents (TCP Reno);
-//! - [`mechanisms`]: traffic-management mechanisms built from the above (PCN);
+//! - [`mechanisms`]: traffic-management mechanism families built from the above (PCN,
+//!   DiffServ), each with its part of the scenario language;
 //! - [`metrics`]: time averages, histograms, sampled series, confidence intervals;
 //! - [`world`]: the arenas and the event loop tying them together;
-//! - [`scenario`]: the TOML scenario language that builds a world.
+//! - [`scenario`]: the TOML scenario language's core and its plug-in point for families;
+//! - [`api`]: the language with every family registered (`qossim::load`, `qossim::run`).
 //!
 //! A run is single-threaded and deterministic: the same scenario and seed give
 //! bit-identical results on any machine.
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod engine;
 pub mod mechanisms;
 pub mod meter;
@@ -30,6 +33,7 @@ pub mod traffic;
 pub mod transport;
 pub mod world;
 
+pub use api::{build, load, parse, run};
 pub use net::{Network, Packet};
 pub use rng::Rng;
 pub use time::Time;

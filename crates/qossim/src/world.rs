@@ -395,9 +395,18 @@ impl World {
         self.sched.at(t, Event::new(Target::Action(id), 0));
     }
 
+    /// The end of the warm-up, broadcast to every port: averages restart, per-flow drop
+    /// counts restart from zero, and each queue discipline and port hook is told.
     fn end_warmup(&mut self) {
         let now = self.sched.now();
         self.net.settle_all(now);
+        for l in self.net.links.iter_mut() {
+            l.stats.drops.by_flow.clear();
+            l.qdisc.on_warmup(now);
+            for h in l.hooks.iter_mut() {
+                h.on_warmup(now);
+            }
+        }
         self.link_tx_at_warmup = self
             .net
             .links

@@ -5,7 +5,7 @@ use qossim::scenario::{self, Diagnostic};
 use std::path::Path;
 
 fn diags(text: &str) -> Vec<Diagnostic> {
-    scenario::parse(text, "s.toml", Path::new("."), &[]).expect_err("should be invalid")
+    qossim::parse(text, "s.toml", Path::new("."), &[]).expect_err("should be invalid")
 }
 
 const OK: &str = r#"
@@ -30,7 +30,7 @@ link = "r0-r1"
 
 #[test]
 fn valid_scenario_runs_and_measures() {
-    let sc = scenario::parse(OK, "s.toml", Path::new("."), &[]).unwrap();
+    let sc = qossim::parse(OK, "s.toml", Path::new("."), &[]).unwrap();
     let out = scenario::run(&sc, Some(3), &mut |_| true).unwrap();
     // 10 flows x 64 kb/s cross the bottleneck.
     let thr = out.summary["link.r0-r1.throughput_bps"].as_f64().unwrap();
@@ -42,13 +42,13 @@ fn valid_scenario_runs_and_measures() {
 #[test]
 fn overrides_change_values_and_are_blamed_on_set() {
     let o = vec![("traffic.0.flows".to_string(), "20".to_string())];
-    let sc = scenario::parse(OK, "s.toml", Path::new("."), &o).unwrap();
+    let sc = qossim::parse(OK, "s.toml", Path::new("."), &o).unwrap();
     assert_eq!(sc.traffic[0].flows, 20);
     let bad = vec![(
         "topology.bottleneck_rate".to_string(),
         "\"fast\"".to_string(),
     )];
-    let d = scenario::parse(OK, "s.toml", Path::new("."), &bad).unwrap_err();
+    let d = qossim::parse(OK, "s.toml", Path::new("."), &bad).unwrap_err();
     assert_eq!(d[0].file, "--set");
     assert_eq!(d[0].path, "topology.bottleneck_rate");
 }
@@ -174,7 +174,7 @@ model = "CBR"
 #[test]
 fn reference_scenario_file_is_valid() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/reference.toml");
-    let sc = scenario::load(
+    let sc = qossim::load(
         &p,
         &[
             ("run.duration".into(), "\"0.5s\"".into()),

@@ -9,7 +9,7 @@ use qossim::time::{tx_time, PS_PER_MS, PS_PER_S};
 use std::path::Path;
 
 fn parse(text: &str) -> Result<scenario::Scenario, Vec<Diagnostic>> {
-    scenario::parse(text, "s.toml", Path::new("."), &[])
+    qossim::parse(text, "s.toml", Path::new("."), &[])
 }
 
 fn run(text: &str, seed: u64) -> RunOutput {

@@ -2,8 +2,9 @@
 //! the exact diagnostics of invalid ones, and that a scenario-built PCN domain runs
 //! exactly like the same domain assembled by hand through `PcnDomain`.
 
+use qossim::mechanisms::pcn::scenario::{Demand, RateOrFraction};
+use qossim::mechanisms::pcn::PcnSpec;
 use qossim::mechanisms::pcn::*;
-use qossim::scenario::pcn::{Demand, RateOrFraction};
 use qossim::scenario::{self, Scenario};
 use qossim::time::{secs, Time, PS_PER_MS};
 use qossim::traffic::{named_model, Arrivals, Holding};
@@ -14,7 +15,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 fn parse(text: &str) -> Scenario {
-    match scenario::parse(text, "s.toml", Path::new("."), &[]) {
+    match qossim::parse(text, "s.toml", Path::new("."), &[]) {
         Ok(s) => s,
         Err(d) => panic!(
             "unexpected diagnostics:\n{}",
@@ -28,7 +29,7 @@ fn parse(text: &str) -> Scenario {
 
 /// Every diagnostic of `text`, formatted `FILE:LINE: key.path: reason`.
 fn diagnostics(text: &str) -> Vec<String> {
-    scenario::parse(text, "s.toml", Path::new("."), &[])
+    qossim::parse(text, "s.toml", Path::new("."), &[])
         .expect_err("should be invalid")
         .iter()
         .map(|d| d.to_string())
@@ -62,7 +63,7 @@ overload = 2
     assert_eq!(sc.topology.links.len(), 1);
     assert_eq!(sc.topology.links[0].name, "A-B");
     assert_eq!(sc.topology.links[0].delay, PS_PER_MS);
-    let p = sc.pcn.as_ref().unwrap();
+    let p = sc.mechanism::<PcnSpec>().unwrap();
     assert_eq!(p.bottlenecks, vec![0]);
     let a = p.admission.as_ref().unwrap();
     assert_eq!(a.ra, RateOrFraction::Fraction(0.5));
@@ -114,7 +115,7 @@ jitter = 0.01
         (b.name.as_str(), b.rate, b.delay),
         ("D-F", 155_520_000, 10 * PS_PER_MS)
     );
-    let p = sc.pcn.as_ref().unwrap();
+    let p = sc.mechanism::<PcnSpec>().unwrap();
     assert!(p.admission.is_none());
     let t = p.termination.as_ref().unwrap();
     assert_eq!(t.rt, RateOrFraction::Rate(70_000_000));
@@ -154,7 +155,7 @@ overload = 3
 split = "2:1"
 "#,
     );
-    let p = sc.pcn.as_ref().unwrap();
+    let p = sc.mechanism::<PcnSpec>().unwrap();
     let links: Vec<&str> = p
         .bottlenecks
         .iter()
@@ -212,7 +213,7 @@ call_rate = "3/s"
 holding = "fixed:20s"
 "#,
     );
-    let p = sc.pcn.as_ref().unwrap();
+    let p = sc.mechanism::<PcnSpec>().unwrap();
     assert_eq!(p.bottlenecks, vec![sc.topology.link("r0-r1").unwrap()]);
     assert!(!p.per_iea);
     assert_eq!(p.ieas[0].name, "s0-d0");
@@ -287,7 +288,7 @@ fn pcn_section_diagnostics() {
         (with_topology(dumbbell, "[pcn]\nbottlenecks = [\"r0-r1\"]\n[[pcn.iea]]\ningress = \"s0\"\negress = \"s0\"\nmodel = \"CBR\"\ncall_rate = \"1/s\"\nshare = 2\n"), vec!["s.toml:15: pcn.iea.0.share: scales `overload` or `offered`; a `call_rate` is the aggregate's own"]),
         (with_topology(dumbbell, "[pcn]\n[[pcn.iea]]\ningress = \"s9\"\negress = \"d0\"\nmodel = \"CBR\"\ncall_rate = \"1/s\"\n"), vec!["s.toml:8: pcn.bottlenecks: missing (required: the links whose PCN traffic is marked, e.g. [\"r0-r1\"])", "s.toml:10: pcn.iea.0.ingress: unknown node \"s9\"; nodes are: s0, r0, r1, d0"]),
         (with_topology(dumbbell, "[[traffic]]\nname = \"v\"\nfrom = \"s0\"\nto = \"d0\"\nmodel = \"CBR\"\n[pcn]\nbottlenecks = [\"r0-r1\"]\n[[pcn.iea]]\nname = \"v\"\ningress = \"s0\"\negress = \"d0\"\nmodel = \"CBR\"\ncall_rate = \"1/s\"\n[[pcn.iea]]\nname = \"v\"\ningress = \"s0\"\negress = \"d0\"\nmodel = \"CBR\"\ncall_rate = \"1/s\"\n"), vec!["s.toml:16: pcn.iea.0.name: a traffic entry is already called \"v\" (aggregates and traffic entries name flow groups)", "s.toml:22: pcn.iea.1.name: two aggregates are called \"v\""]),
-        (with_topology("kind = \"pcn_ring\"\nrate = \"T3\"", ""), vec!["s.toml:4: topology.kind: unknown topology \"pcn_ring\"; the PCN topologies are pcn_single, pcn_rtt and pcn_parking_lot"]),
+        (with_topology("kind = \"pcn_ring\"\nrate = \"T3\"", ""), vec!["s.toml:4: topology.kind: unknown topology \"pcn_ring\"; use single_link, dumbbell, merging, star, parking_lot, chain, tree, ring, graph, pcn_single, pcn_rtt or pcn_parking_lot"]),
         (with_topology("kind = \"pcn_rtt\"\nrate = \"T3\"\naccess_delay = \"2ms\"\naccess_delays = [\"1ms\"]", ""), vec!["s.toml:3: topology.ingresses: missing (required)", "s.toml:7: topology.access_delays: give either access_delay (all equal) or access_delays, not both"]),
         (with_topology("kind = \"pcn_parking_lot\"\nbottlenecks = 0", ""), vec!["s.toml:3: topology.rate: missing (required: the bottleneck rate, e.g. \"OC3\")", "s.toml:5: topology.bottlenecks: must be between 1 and 1000, got 0"]),
         (with_topology(single, "[links.\"A-C\"]\nrate = \"T1\"\n[links.\"A-B\"]\nspeed = \"T1\"\n"), vec!["s.toml:6: links.A-C: unknown link \"A-C\"; links are: A-B", "s.toml:9: links.A-B.speed: unknown key; expected one of: delay, queue, rate"]),
@@ -361,9 +362,8 @@ fn scenario_admission_domain_equals_the_hand_built_one() {
         dom = dom.iea(&a.name, a.ingress, a.egress, cfg);
     }
     let h = dom.build(&mut w).unwrap();
-    // The scenario's warm-up: the world's, and the (here empty) reset of per-flow counts.
+    // The scenario's warm-up (one broadcast to every port).
     w.set_warmup(secs(8.0));
-    w.schedule_action(secs(8.0), |_| {});
     w.run_until(secs(25.0));
     let by_hand = w.summary();
     assert!(by_hand["events"].as_u64().unwrap() > 100_000);

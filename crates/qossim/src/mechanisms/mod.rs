@@ -1,8 +1,25 @@
 //! Traffic-management mechanisms built on the generic hook points (port hooks, agents,
-//! taps): each submodule is one family, named after its study's vocabulary.
+//! taps): each submodule is one family, named after its study's vocabulary, holding its
+//! models, its part of the scenario language (a [`Family`]) and its post-run analysis.
 //!
 //! - [`pcn`]: Pre-Congestion Notification — virtual-queue admission marking, token-bucket
 //!   termination marking, egress Congestion Level Estimates and sustainable-rate
 //!   measurement, ingress admission control and flow termination.
+//! - [`diffserv`]: DiffServ Assured Service — the IN/OUT drop and demotion figures of
+//!   RED/RIO ports, policers and host profiles.
+//!
+//! [`registry`] lists the families a scenario is read with: adding a family is its
+//! folder, its `pub mod` line here and its line in [`FAMILIES`].
 
+pub mod diffserv;
 pub mod pcn;
+
+use crate::scenario::{Family, Registry};
+
+/// Every mechanism family of this crate, in the order they build into a world.
+pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN];
+
+/// The registry of every family of this crate.
+pub fn registry() -> Registry {
+    Registry::new(FAMILIES)
+}

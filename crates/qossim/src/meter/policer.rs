@@ -134,6 +134,9 @@ impl PortHook for Policer {
         out.push(("policer_demoted_pkts".into(), self.demoted as f64));
         out.push(("policer_demoted_fraction".into(), self.demoted_fraction()));
     }
+    fn on_warmup(&mut self, _now: Time) {
+        self.reset_flows();
+    }
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }

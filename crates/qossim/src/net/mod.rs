@@ -45,6 +45,8 @@ pub trait PortHook {
     }
     /// Appends this hook's counters (name, value) to `out` for the run summary.
     fn report(&self, _out: &mut Vec<(String, f64)>) {}
+    /// The warm-up ends at `now`: counters that are measured after it start again.
+    fn on_warmup(&mut self, _now: Time) {}
     /// Gives access to the concrete type (to reconfigure a hook during a run).
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }

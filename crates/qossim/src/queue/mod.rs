@@ -44,6 +44,13 @@ pub trait QueueDisc {
     fn bytes(&self) -> u64;
     /// Appends discipline-specific counters (name, value) for the run summary.
     fn report(&self, _out: &mut Vec<(String, f64)>) {}
+    /// The discipline's running average queue (packets): of the whole queue, or with
+    /// `in_only` of the IN-profile packets only (RIO). `None` if it keeps no average.
+    fn average_queue(&self, _in_only: bool) -> Option<f64> {
+        None
+    }
+    /// The warm-up ends at `now`: counters that are measured after it start again.
+    fn on_warmup(&mut self, _now: Time) {}
     /// `Some(limit)` if this discipline is a plain FIFO with tail drop at `limit`: its
     /// service order is fixed on arrival, so the port may compute each packet's
     /// transmission start when it arrives and skip the end-of-transmission event.

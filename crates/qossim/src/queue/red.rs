@@ -545,6 +545,10 @@ impl QueueDisc for Red {
         report_counters("red_", &self.counters, out);
     }
 
+    fn average_queue(&self, _in_only: bool) -> Option<f64> {
+        Some(self.avg())
+    }
+
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
@@ -860,6 +864,10 @@ impl QueueDisc for Rio {
         out.push(("rio_avg_in_pkts".into(), self.avg_in.avg));
         out.push(("rio_avg_out_pkts".into(), self.avg_out.avg));
         report_counters("rio_", &self.counters, out);
+    }
+
+    fn average_queue(&self, in_only: bool) -> Option<f64> {
+        Some(if in_only { self.avg_in() } else { self.avg() })
     }
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {

@@ -2,16 +2,16 @@
 
 use super::topology::{LinkSpec, QueueSpec};
 use super::units::QueueLimit;
-use super::{MeterSpec, MetricKind, Scenario, TrafficModel};
+use super::{BuiltCore, Connection, MechanismRun, MeterSpec, MetricKind, Scenario, TrafficModel};
 use crate::meter::{FlowProfiler, Meter, Policer, TokenBucketProfiler, TswProfiler};
 use crate::metrics::{Probe, Series};
-use crate::net::{AgentId, FlowId, LinkId, NONE};
-use crate::queue::{DropTail, FlowDrops, Limit, Priority, QueueDisc, Red, Rio, TopClassLimit};
+use crate::net::{LinkId, NONE};
+use crate::queue::{DropTail, Limit, Priority, QueueDisc, Red, Rio, TopClassLimit};
 use crate::time::{secs, to_secs, Time, PS_PER_MS};
 use crate::traffic::{FlowGenerator, MaxActive, PacketTemplate, Sink, Source};
 use crate::transport::{TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender};
 use crate::world::World;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// ns-2's delayed-ACK timer.
@@ -43,32 +43,14 @@ fn make_queue(l: &LinkSpec, seed: u64) -> Box<dyn QueueDisc> {
     }
 }
 
-/// A TCP connection of the scenario: where to find it after the run.
-struct Conn {
-    traffic: usize,
-    index: u64,
-    sender: AgentId,
-    flow: FlowId,
-}
-
-/// What the summary needs to know about the world beyond its own counters.
-#[derive(Default)]
-struct Built {
-    conns: Vec<Conn>,
-    /// Links whose drops are kept per flow (RED and RIO ports).
-    tracked: Vec<LinkId>,
-    /// The PCN domain, if the scenario has one.
-    pcn: Option<super::pcn::PcnRun>,
-}
-
 /// Builds the world of a scenario for a run with `seed`.
 pub fn build(sc: &Scenario, seed: u64) -> Result<World, String> {
     build_world(sc, seed).map(|(w, _)| w)
 }
 
-fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Built), String> {
+fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn MechanismRun>>), String> {
     let mut w = World::new(seed);
-    let mut built = Built::default();
+    let mut built = BuiltCore::default();
     let warmup = sc.run.warmup;
     for n in &sc.topology.nodes {
         w.net.add_node(n);
@@ -82,10 +64,6 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Built), String> {
             l.delay,
             make_queue(l, seed),
         );
-        if matches!(l.queue, QueueSpec::Red(_) | QueueSpec::Rio(_)) {
-            w.net.links[id as usize].stats.drops.track_flows = true;
-            built.tracked.push(id);
-        }
         for (i, m) in l.meters.iter().enumerate() {
             let hook: Box<dyn crate::net::PortHook> = match *m {
                 MeterSpec::Policer { rate, depth } => {
@@ -170,7 +148,7 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Built), String> {
                         }));
                     }
                     let sender = w.add_agent(&name, Box::new(s));
-                    built.conns.push(Conn {
+                    built.connections.push(Connection {
                         traffic: ti,
                         index: i,
                         sender,
@@ -258,13 +236,14 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Built), String> {
         };
         w.add_sampler(&m.name, probe, m.interval);
     }
-    built.pcn = super::pcn::build(sc, &mut w)?;
+    let mut runs = Vec::with_capacity(sc.mechanisms.len());
+    for m in &sc.mechanisms {
+        runs.push(m.build(sc, &mut w, &built)?);
+    }
     if warmup > 0 {
         w.set_warmup(warmup);
-        let tracked = built.tracked.clone();
-        w.schedule_action(warmup, move |w| forget_per_flow_counts(w, &tracked));
     }
-    Ok((w, built))
+    Ok((w, runs))
 }
 
 /// Samples a RED or RIO port's average queue into the series `id`, then schedules the
@@ -272,36 +251,14 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Built), String> {
 /// lives inside the queue discipline.)
 fn sample_queue_average(w: &mut World, link: LinkId, in_only: bool, every: Time, id: usize) {
     let now = w.sched.now();
-    let q = w.net.links[link as usize].qdisc.as_any_mut();
-    let v = if let Some(r) = q.downcast_mut::<Rio>() {
-        if in_only {
-            r.avg_in()
-        } else {
-            r.avg()
-        }
-    } else if let Some(r) = q.downcast_mut::<Red>() {
-        r.avg()
-    } else {
-        f64::NAN
-    };
+    let v = w.net.links[link as usize]
+        .qdisc
+        .average_queue(in_only)
+        .unwrap_or(f64::NAN);
     w.rec.push(id, now, v);
     w.schedule_action(now + every, move |w| {
         sample_queue_average(w, link, in_only, every, id)
     });
-}
-
-/// At the end of the warm-up: per-flow drop and policing counts start again from zero.
-fn forget_per_flow_counts(w: &mut World, tracked: &[LinkId]) {
-    for &l in tracked {
-        w.net.links[l as usize].stats.drops.by_flow.clear();
-    }
-    for l in w.net.links.iter_mut() {
-        for h in l.hooks.iter_mut() {
-            if let Some(p) = h.as_any_mut().downcast_mut::<Policer>() {
-                p.reset_flows();
-            }
-        }
-    }
 }
 
 /// Everything a run produces.
@@ -334,12 +291,13 @@ pub fn run(
 ) -> Result<RunOutput, String> {
     let t0 = std::time::Instant::now();
     let seed = seed.unwrap_or(sc.run.seed);
-    let (mut w, built) = build_world(sc, seed)?;
+    let (mut w, mut runs) = build_world(sc, seed)?;
     let end: Time = sc.run.duration;
     let done = w.run_with_progress(end, progress);
     let mut summary = w.summary();
-    diffserv_summary(sc, &mut w, &built, &mut summary);
-    super::pcn::finish(sc, &mut w, built.pcn.as_ref(), &mut summary);
+    for r in runs.iter_mut() {
+        r.finish(sc, &mut w, &mut summary);
+    }
     let series = w.series().into_iter().cloned().collect();
     Ok(RunOutput {
         summary,
@@ -351,132 +309,4 @@ pub fn run(
         scenario_hash: sc.hash.clone(),
         interrupted: !done,
     })
-}
-
-fn pct(part: u64, whole: u64) -> Value {
-    if whole == 0 {
-        Value::Null
-    } else {
-        json!(100.0 * part as f64 / whole as f64)
-    }
-}
-
-/// Adds the per-group (and per-connection) DiffServ figures, all counted after the
-/// warm-up: drops split into IN early / IN overflow / OUT at RED and RIO ports, IN
-/// packets seen and demoted by each policer, IN packets sent by host profiles. Only for
-/// scenarios that use the DiffServ mechanisms (a RED or RIO queue, a meter on a link or
-/// a host profile): other summaries stay exactly those of the world.
-fn diffserv_summary(sc: &Scenario, w: &mut World, built: &Built, m: &mut Map<String, Value>) {
-    let diffserv = !built.tracked.is_empty()
-        || sc.traffic.iter().any(|t| t.profile.is_some())
-        || sc.topology.links.iter().any(|l| !l.meters.is_empty());
-    if !diffserv {
-        return;
-    }
-    let nflows = w.flows.recs.len();
-    let ngroups = w.flows.groups.len();
-    let group_of =
-        |f: usize| -> Option<usize> { (f < nflows).then(|| w.flows.recs[f].group as usize) };
-    let names: Vec<String> = w.flows.groups.iter().map(|g| g.name.clone()).collect();
-    let mut flow_drops = vec![FlowDrops::default(); nflows];
-    let mut flow_demoted = vec![0u64; nflows];
-    let mut group_drops = vec![FlowDrops::default(); ngroups];
-    let mut group_demoted = vec![0u64; ngroups];
-    let mut group_in_sent: Vec<Option<u64>> = vec![None; ngroups];
-    for (ti, t) in sc.traffic.iter().enumerate() {
-        if t.profile.is_some() {
-            group_in_sent[ti] = Some(0);
-        }
-    }
-    for g in &w.flows.groups {
-        m.insert(
-            format!("group.{}.sent_pkts_measured", g.name),
-            json!(g.sent_pkts_measured),
-        );
-    }
-    for &l in &built.tracked {
-        let link = &w.net.links[l as usize];
-        let mut per_group = vec![FlowDrops::default(); ngroups];
-        for (f, d) in link.stats.drops.by_flow.iter().enumerate() {
-            let Some(g) = group_of(f) else { continue };
-            flow_drops[f].in_early += d.in_early;
-            flow_drops[f].in_overflow += d.in_overflow;
-            flow_drops[f].out += d.out;
-            per_group[g].in_early += d.in_early;
-            per_group[g].in_overflow += d.in_overflow;
-            per_group[g].out += d.out;
-        }
-        for (g, d) in per_group.iter().enumerate() {
-            let p = format!("link.{}.group.{}.", link.name, names[g]);
-            m.insert(p.clone() + "in_early", json!(d.in_early));
-            m.insert(p.clone() + "in_overflow", json!(d.in_overflow));
-            m.insert(p + "out", json!(d.out));
-            group_drops[g].in_early += d.in_early;
-            group_drops[g].in_overflow += d.in_overflow;
-            group_drops[g].out += d.out;
-        }
-    }
-    for link in w.net.links.iter_mut() {
-        let lname = link.name.clone();
-        for h in link.hooks.iter_mut() {
-            let any = h.as_any_mut();
-            if let Some(p) = any.downcast_mut::<Policer>() {
-                let mut seen = vec![0u64; ngroups];
-                let mut demoted = vec![0u64; ngroups];
-                for (f, c) in p.by_flow().iter().enumerate() {
-                    let Some(g) = group_of(f) else { continue };
-                    seen[g] += c.in_seen;
-                    demoted[g] += c.demoted;
-                    flow_demoted[f] += c.demoted;
-                }
-                for g in 0..ngroups {
-                    let k = format!("link.{lname}.group.{}.", names[g]);
-                    m.insert(k.clone() + "policed_in", json!(seen[g]));
-                    m.insert(k + "demoted", json!(demoted[g]));
-                    group_demoted[g] += demoted[g];
-                }
-            } else if let Some(p) = any.downcast_mut::<FlowProfiler>() {
-                if let Some(g) = w.flows.group_id(p.label()) {
-                    let slot = group_in_sent[g as usize].get_or_insert(0);
-                    *slot += p.in_pkts;
-                }
-            }
-        }
-    }
-    for c in &built.conns {
-        let name = format!("tcp.{}.{}", sc.traffic[c.traffic].name, c.index);
-        let Some(s) = w.agents.get_mut::<TcpRenoSender>(c.sender) else {
-            continue;
-        };
-        let st = s.stats();
-        let g = c.traffic;
-        if let Some(slot) = group_in_sent[g].as_mut() {
-            *slot += st.in_measured;
-        }
-        let f = c.flow as usize;
-        let p = format!("agent.{name}.");
-        let d = flow_drops[f];
-        m.insert(p.clone() + "drops_in_early", json!(d.in_early));
-        m.insert(p.clone() + "drops_in_overflow", json!(d.in_overflow));
-        m.insert(p.clone() + "drops_out", json!(d.out));
-        m.insert(p.clone() + "demoted_pkts", json!(flow_demoted[f]));
-        if sc.traffic[g].profile.is_some() {
-            m.insert(
-                p.clone() + "in_demoted_pct",
-                pct(flow_demoted[f], st.in_measured),
-            );
-        }
-    }
-    for g in 0..ngroups {
-        let p = format!("group.{}.", names[g]);
-        let d = group_drops[g];
-        m.insert(p.clone() + "drops_in_early", json!(d.in_early));
-        m.insert(p.clone() + "drops_in_overflow", json!(d.in_overflow));
-        m.insert(p.clone() + "drops_out", json!(d.out));
-        m.insert(p.clone() + "demoted_pkts", json!(group_demoted[g]));
-        if let Some(sent) = group_in_sent[g] {
-            m.insert(p.clone() + "in_sent_pkts", json!(sent));
-            m.insert(p + "in_demoted_pct", pct(group_demoted[g], sent));
-        }
-    }
 }

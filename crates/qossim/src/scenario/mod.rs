@@ -7,15 +7,18 @@
 //! links, routes that do not connect, unreadable trace files.
 
 mod build;
+mod family;
 mod meters;
-pub mod pcn;
 mod topology;
 pub mod units;
-mod walk;
+pub mod walk;
 
 pub use build::{build, run, RunOutput};
+pub use family::{
+    BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis, Registry,
+};
 pub use meters::MeterSpec;
-pub use topology::{LinkSpec, QueueSpec, Topology};
+pub use topology::{apply_link_overrides, read_queue, LinkSpec, QueueSpec, Topology};
 pub use walk::Diagnostic;
 
 use crate::rng::fnv1a64;
@@ -189,8 +192,8 @@ pub struct Scenario {
     pub traffic: Vec<TrafficSpec>,
     /// Sampled metrics.
     pub metrics: Vec<MetricSpec>,
-    /// The PCN domain (`[pcn]`), if any.
-    pub pcn: Option<pcn::PcnSpec>,
+    /// The mechanism families this scenario uses, in build order.
+    pub mechanisms: Vec<Arc<dyn Mechanism>>,
     /// Hash of the scenario text and overrides (hex).
     pub hash: String,
 }
@@ -279,9 +282,11 @@ fn set_in(
     set_path(child, &segs[1..], value, full)
 }
 
-/// Parses and validates scenario text. `file` names it in messages; trace files are
-/// resolved relative to `base_dir`.
+/// Parses and validates scenario text with the mechanism families of `registry`.
+/// `file` names it in messages; trace files are resolved relative to `base_dir`.
+/// (`qossim::parse` reads with every family of this crate.)
 pub fn parse(
+    registry: &Registry,
     text: &str,
     file: &str,
     base_dir: &Path,
@@ -327,11 +332,10 @@ pub fn parse(
         overrides.iter().map(|(k, _)| k.clone()).collect(),
     );
     let root = Tbl::new(doc.as_table(), "", 1);
-    let sc = read(&cx, &root, file, base_dir);
-    root.finish(
-        &cx,
-        &["run", "topology", "links", "traffic", "metric", "pcn"],
-    );
+    let sc = read(registry, &cx, &root, file, base_dir);
+    let mut known = vec!["run", "topology", "links", "traffic", "metric"];
+    known.extend(registry.sections());
+    root.finish(&cx, &known);
     if cx.has_errors() {
         return Err(cx.into_diagnostics());
     }
@@ -340,8 +344,13 @@ pub fn parse(
     Ok(sc)
 }
 
-/// Reads and validates a scenario file.
-pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, Vec<Diagnostic>> {
+/// Reads and validates a scenario file with the mechanism families of `registry`
+/// (`qossim::load` reads with every family of this crate).
+pub fn load(
+    registry: &Registry,
+    path: &Path,
+    overrides: &[(String, String)],
+) -> Result<Scenario, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic {
@@ -355,14 +364,23 @@ pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, Vec
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    parse(&text, &file, &base, overrides)
+    parse(registry, &text, &file, &base, overrides)
 }
 
-fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
+fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
     let run = read_run(cx, root);
     let topology = match root.table(cx, "topology") {
-        Some(t) if pcn::is_topology(cx, &t) => pcn::read_topology(cx, &t, root),
-        Some(t) => topology::read(cx, &t, root),
+        Some(t) => {
+            let kind = if t.has("kind") {
+                t.str(cx, "kind")
+            } else {
+                None
+            };
+            match kind.as_deref().and_then(|k| registry.topology_family(k)) {
+                Some(f) => f.read_topology(cx, &t, root),
+                None => topology::read(cx, &t, root, registry),
+            }
+        }
         None => {
             cx.error(1, "topology", "missing (required): describe the network");
             None
@@ -370,10 +388,12 @@ fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
     };
     let Some(topo) = topology else {
         // Keep the other sections from being reported as unknown.
-        root.has("traffic");
-        root.has("metric");
-        root.has("links");
-        root.has("pcn");
+        for k in ["traffic", "metric", "links"]
+            .into_iter()
+            .chain(registry.sections())
+        {
+            root.has(k);
+        }
         return None;
     };
     let traffic: Vec<TrafficSpec> = root
@@ -396,17 +416,43 @@ fn read(cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Option<Scenario> {
         .iter()
         .filter_map(|m| read_metric(cx, m, &topo, &traffic))
         .collect();
-    let duration = run.as_ref().map(|r| r.duration);
-    let pcn = pcn::read(cx, root, &topo, &traffic, base, duration);
+    let core = Core {
+        run: run.as_ref(),
+        topology: &topo,
+        traffic: &traffic,
+        base_dir: base,
+    };
+    let mut mechanisms = Vec::new();
+    let mut ok = true;
+    for f in registry.families() {
+        match f.read(cx, root, &core) {
+            Some(Some(m)) => mechanisms.push(m),
+            Some(None) => {}
+            None => ok = false,
+        }
+    }
+    if !ok {
+        return None;
+    }
     Some(Scenario {
         file: file.to_string(),
         run: run?,
-        pcn: pcn?,
+        mechanisms,
         topology: topo,
         traffic,
         metrics,
         hash: String::new(),
     })
+}
+
+impl Scenario {
+    /// The validated part of this scenario that belongs to a family, by its type
+    /// (`sc.mechanism::<PcnSpec>()`), if the scenario uses it.
+    pub fn mechanism<T: Mechanism>(&self) -> Option<&T> {
+        self.mechanisms
+            .iter()
+            .find_map(|m| m.as_any().downcast_ref::<T>())
+    }
 }
 
 fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
@@ -547,7 +593,9 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     })
 }
 
-fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
+/// Reads a traffic model (the `model` key and its parameters) from `t`: the same reader
+/// serves `[[traffic]]` entries and the families' own flow definitions.
+pub fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
     let name = t.req_str(cx, "model")?;
     if name == "tcp" {
         return read_tcp(cx, t).map(TrafficModel::Tcp);
@@ -1141,7 +1189,7 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
 /// Checks that `ends.0` and `ends.1` are different nodes and that the topology leads from
 /// the first to the second; otherwise reports under `key` of `t` (with `same` as the
 /// message when they coincide) and returns false.
-pub(crate) fn check_reachable(
+pub fn check_reachable(
     cx: &Cx,
     t: &Tbl,
     key: &str,

@@ -153,7 +153,8 @@ impl Topology {
     }
 }
 
-pub(super) fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
+/// Reads a queue discipline table (`{ kind = "red", ... }`).
+pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
     let kind = if t.has("kind") {
         t.str(cx, "kind")
     } else {
@@ -516,7 +517,7 @@ fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
 }
 
 /// Reads `[topology]` and the per-link `[links."NAME"]` overrides.
-pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
+pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl, registry: &super::Registry) -> Option<Topology> {
     let kind = t.req_str(cx, "kind")?;
     let rate = if t.has("rate") {
         t.rate(cx, "rate")
@@ -586,7 +587,7 @@ pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
         _ => &["kind", "rate", "delay", "queue"],
     };
     let topo = match (delay, queue) {
-        (Some(d), Some(q)) => build_named(cx, t, &kind, rate, d, &q),
+        (Some(d), Some(q)) => build_named(cx, t, &kind, rate, d, &q, registry),
         _ => None,
     };
     t.finish(cx, known);
@@ -595,6 +596,20 @@ pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
     finish_links(cx, root, topo)
 }
 
+/// The topology kinds of the language's core.
+const CORE_KINDS: &[&str] = &[
+    "single_link",
+    "dumbbell",
+    "merging",
+    "star",
+    "parking_lot",
+    "chain",
+    "tree",
+    "ring",
+    "graph",
+];
+
+#[allow(clippy::too_many_arguments)]
 fn build_named(
     cx: &Cx,
     t: &Tbl,
@@ -602,6 +617,7 @@ fn build_named(
     rate: Option<u64>,
     delay: Time,
     queue: &QueueSpec,
+    registry: &super::Registry,
 ) -> Option<Topology> {
     let queue = queue.clone();
     let mut topo = Topology {
@@ -814,11 +830,17 @@ fn build_named(
             }
         }
         other => {
-            t.error(
-                cx,
-                "kind",
-                format!("unknown topology {other:?}; use single_link, dumbbell, merging, star, parking_lot, chain, tree, ring or graph"),
-            );
+            t.error(cx, "kind", {
+                let mut kinds: Vec<&str> = CORE_KINDS.to_vec();
+                for f in registry.families() {
+                    kinds.extend(f.topology_kinds());
+                }
+                let (last, rest) = kinds.split_last().expect("core kinds");
+                format!(
+                    "unknown topology {other:?}; use {} or {last}",
+                    rest.join(", ")
+                )
+            });
             return None;
         }
     }
@@ -845,7 +867,7 @@ fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
 
 /// Applies `[links."NAME"]` overrides (rate, delay, queue and, where `meters` is true,
 /// meters) to the links of `topo`, reporting unknown links and keys.
-pub(super) fn apply_link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology, meters: bool) {
+pub fn apply_link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology, meters: bool) {
     if !root.has("links") {
         return;
     }

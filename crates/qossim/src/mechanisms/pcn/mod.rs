@@ -19,6 +19,9 @@
 //! beat-down reference values; [`admission_accuracy`] turns the 50-ms PCN throughput
 //! samples into over-admission figures.
 //!
+//! [`scenario`] is the family's part of the scenario language: the `[pcn]` section, the
+//! PCN topologies, the domain's builder and the post-run `pcn.*` summary.
+//!
 //! Signalling (admission requests and answers, SAR reports) uses a channel with the
 //! path's propagation delay (plus the request's transmission time), without queueing, as
 //! the study specifies.
@@ -29,6 +32,7 @@ mod domain;
 mod egress;
 mod ingress;
 mod marking;
+pub mod scenario;
 mod termination;
 
 pub use accuracy::{
@@ -50,4 +54,5 @@ pub use ingress::{
     IngressConfig, PcnIngress, Rounding, Signalling, TerminationEvent, BATCH_MEAN_CALLS,
 };
 pub use marking::{admission_marking_probability, MarkingCurve, VirtualQueueMarker, VqThresholds};
+pub use scenario::{PcnFamily, PcnSpec, PCN};
 pub use termination::{TerminationMarker, TERMINATION_DEPTH_PACKETS};

@@ -1,19 +1,15 @@
-//! PCN in scenarios: the `[pcn]` section (a Pre-Congestion Notification domain over the
-//! scenario's network) and the PCN study's own topologies
-//! (`[topology] kind = "pcn_single" | "pcn_rtt" | "pcn_parking_lot"`).
+//! The PCN family's part of the scenario language ([`PcnFamily`]): the `[pcn]` section (a
+//! Pre-Congestion Notification domain over the scenario's network) and the PCN study's
+//! own topologies (`[topology] kind = "pcn_single" | "pcn_rtt" | "pcn_parking_lot"`).
 //!
 //! The domain is assembled with [`PcnDomain`] exactly as a program would assemble it by
 //! hand, so a scenario and a hand-built world with the same seed run identically. After
-//! the run, [`finish`] adds the study's figures to the summary under `pcn.*` (per
+//! the run, the family's analysis adds the study's figures to the summary under `pcn.*` (per
 //! bottleneck: admitted rate, over-admission, SD/Ra, and the termination figures; per
 //! aggregate: calls and termination) and derives the short/long bandwidth-ratio series
 //! of parking lots. `docs/scenarios.md` documents every key.
 
-use super::topology::{read_queue, LinkSpec, QueueSpec, Topology};
-use super::units::{self, QueueLimit};
-use super::walk::{Cx, Tbl};
-use super::{Scenario, TrafficModel, TrafficSpec};
-use crate::mechanisms::pcn::{
+use super::{
     admission_accuracy, call_rate_for_overload, expected_termination, optimal_fraction,
     over_termination_percent, parking_lot, rtt_star, schedule_termination_rates, single_link,
     spread_delays, ActiveFlow, CallArrivals, CleMode, IeaSpec, IngressConfig, MarkingCurve,
@@ -22,6 +18,12 @@ use crate::mechanisms::pcn::{
 };
 use crate::metrics::{Probe, Series};
 use crate::net::{LinkId, NodeId};
+use crate::scenario::units::{self, QueueLimit};
+use crate::scenario::walk::{Cx, Tbl};
+use crate::scenario::{
+    apply_link_overrides, check_reachable, read_model, read_queue, BuiltCore, Core, Family,
+    LinkSpec, Mechanism, MechanismRun, QueueSpec, Scenario, Topology, TrafficModel, TrafficSpec,
+};
 use crate::time::{millis, to_secs, Time, PS_PER_MS};
 use crate::traffic::{Holding, SourceModel};
 use crate::world::{Agent, World};
@@ -29,6 +31,7 @@ use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Aggregates above which `per_iea` defaults to false (the summary then holds totals
 /// only, not hundreds of per-aggregate keys).
@@ -160,11 +163,6 @@ pub struct PcnSpec {
 // ---------------------------------------------------------------------------------------
 // Topologies
 
-/// True if `[topology]` names one of the PCN topologies.
-pub(super) fn is_topology(cx: &Cx, t: &Tbl) -> bool {
-    t.has("kind") && t.str(cx, "kind").is_some_and(|k| k.starts_with("pcn_"))
-}
-
 fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
     if !t.has(key) {
         cx.error(t.line(), &t.key_path(key), "missing (required)");
@@ -264,7 +262,7 @@ fn access_delays(cx: &Cx, t: &Tbl, n: Option<u64>) -> Option<Vec<Time>> {
 /// network is the one [`single_link`], [`rtt_star`] or [`parking_lot`] builds:
 /// unidirectional links in the data direction, links other than the bottlenecks 100
 /// times faster, drop-tail queues of [`DEFAULT_QUEUE_PACKETS`] packets.
-pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
+fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
     let kind = t.req_str(cx, "kind")?;
     let known: &[&str] = match kind.as_str() {
         "pcn_single" => &["kind", "rate", "delay", "queue"],
@@ -360,7 +358,7 @@ pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
 /// `[links."NAME"]` on a PCN topology: rate, delay and queue of any link (no meters: the
 /// PCN domain puts its own markers on the bottlenecks).
 fn link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology) {
-    super::topology::apply_link_overrides(cx, root, topo, false);
+    apply_link_overrides(cx, root, topo, false);
 }
 
 /// Bottleneck link names, and aggregates as (ingress, egress) node names.
@@ -695,7 +693,7 @@ struct Flows {
 
 fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Option<Flows> {
     let model = if t.has("model") {
-        super::read_model(cx, t, base).and_then(|m| match m {
+        read_model(cx, t, base).and_then(|m| match m {
             TrafficModel::Source(s) => Some(s),
             TrafficModel::Tcp(_) => {
                 t.error(
@@ -863,7 +861,7 @@ fn read_iea(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path, admission: bool) -> 
         return None;
     }
     let same = "ingress and egress are the same node";
-    if !super::check_reachable(cx, t, "egress", topo, (ingress, egress), same) {
+    if !check_reachable(cx, t, "egress", topo, (ingress, egress), same) {
         return None;
     }
     Some(PcnIea {
@@ -1052,7 +1050,7 @@ fn generated_ieas(
 }
 
 /// Reads `[pcn]`: `Some(None)` when absent, `None` after a problem.
-pub(super) fn read(
+fn read(
     cx: &Cx,
     root: &Tbl,
     topo: &Topology,
@@ -1309,7 +1307,8 @@ struct IeaRun {
 type Snapshot = Rc<RefCell<Option<Vec<Vec<ActiveFlow>>>>>;
 
 /// A PCN domain built into a world: what the summary needs after the run.
-pub(super) struct PcnRun {
+struct PcnRun {
+    spec: PcnSpec,
     handles: PcnHandles,
     links: Vec<LinkId>,
     ra: Vec<Option<u64>>,
@@ -1361,10 +1360,7 @@ fn ingress_config(spec: &PcnSpec, iea: &PcnIea, lambda: f64, warmup: Time) -> In
 }
 
 /// Builds the scenario's PCN domain into `w` (after its topology and traffic).
-pub(super) fn build(sc: &Scenario, w: &mut World) -> Result<Option<PcnRun>, String> {
-    let Some(spec) = &sc.pcn else {
-        return Ok(None);
-    };
+fn build(spec: &PcnSpec, sc: &Scenario, w: &mut World) -> Result<PcnRun, String> {
     let links: Vec<LinkId> = spec.bottlenecks.iter().map(|&l| l as LinkId).collect();
     let link_bps: Vec<u64> = links
         .iter()
@@ -1493,7 +1489,8 @@ pub(super) fn build(sc: &Scenario, w: &mut World) -> Result<Option<PcnRun>, Stri
             round_trip: h.signalling.round_trip(),
         })
         .collect();
-    Ok(Some(PcnRun {
+    Ok(PcnRun {
+        spec: spec.clone(),
         handles,
         links,
         ra,
@@ -1501,7 +1498,7 @@ pub(super) fn build(sc: &Scenario, w: &mut World) -> Result<Option<PcnRun>, Stri
         ieas: runs,
         snapshot,
         iea_throughput,
-    }))
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1551,16 +1548,15 @@ struct Term {
     terminated_bps: f64,
 }
 
-/// Adds the `pcn.*` summary keys and derived series after a run.
-pub(super) fn finish(
-    sc: &Scenario,
-    w: &mut World,
-    run: Option<&PcnRun>,
-    m: &mut Map<String, Value>,
-) {
-    let (Some(spec), Some(run)) = (&sc.pcn, run) else {
-        return;
-    };
+impl MechanismRun for PcnRun {
+    /// Adds the `pcn.*` summary keys and derived series after a run.
+    fn finish(&mut self, sc: &Scenario, w: &mut World, m: &mut Map<String, Value>) {
+        finish(sc, w, self, m);
+    }
+}
+
+fn finish(sc: &Scenario, w: &mut World, run: &PcnRun, m: &mut Map<String, Value>) {
+    let spec = &run.spec;
     let now = w.sched.now();
     let warm = to_secs(sc.run.warmup);
     let nb = run.links.len();
@@ -1860,4 +1856,58 @@ fn short_long_ratio(w: &mut World, run: &PcnRun, m: &mut Map<String, Value>, war
         "pcn.short_long_ratio".into(),
         num(if l_sum > 0.0 { s_sum / l_sum } else { f64::NAN }),
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The family
+
+/// The PCN family of the scenario language: the `[pcn]` section and the topologies
+/// `pcn_single`, `pcn_rtt` and `pcn_parking_lot`.
+pub struct PcnFamily;
+
+/// The registered instance.
+pub static PCN: PcnFamily = PcnFamily;
+
+impl Family for PcnFamily {
+    fn name(&self) -> &'static str {
+        "pcn"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &["pcn"]
+    }
+    fn topology_kinds(&self) -> &'static [&'static str] {
+        &["pcn_single", "pcn_rtt", "pcn_parking_lot"]
+    }
+    fn read_topology(&self, cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
+        read_topology(cx, t, root)
+    }
+    fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
+        let duration = core.run.map(|r| r.duration);
+        let spec = read(
+            cx,
+            root,
+            core.topology,
+            core.traffic,
+            core.base_dir,
+            duration,
+        )?;
+        Some(spec.map(|s| Arc::new(s) as Arc<dyn Mechanism>))
+    }
+}
+
+impl Mechanism for PcnSpec {
+    fn family(&self) -> &'static str {
+        "pcn"
+    }
+    fn build(
+        &self,
+        sc: &Scenario,
+        w: &mut World,
+        _core: &BuiltCore,
+    ) -> Result<Box<dyn MechanismRun>, String> {
+        Ok(Box::new(build(self, sc, w)?))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

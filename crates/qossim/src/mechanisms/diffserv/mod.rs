@@ -1,0 +1,216 @@
+//! DiffServ Assured Service: the per-group and per-connection figures the study reads
+//! off a run — drops split into IN early / IN overflow / OUT at RED and RIO ports, IN
+//! packets seen and demoted by each policer, IN packets sent by host profiles.
+//!
+//! The family reads no section of its own: its models are the language's core pieces
+//! (RED and RIO queues in `queue`, token-bucket and TSW profilers and policers in
+//! `meter`, host profiles on `[[traffic]]` entries). A scenario that uses any of them
+//! (a RED or RIO queue, a meter on a link or a host profile) gets the family's summary
+//! keys; every other summary stays exactly that of the world.
+
+use crate::meter::{FlowProfiler, Policer};
+use crate::net::LinkId;
+use crate::queue::FlowDrops;
+use crate::scenario::walk::{Cx, Tbl};
+use crate::scenario::{
+    BuiltCore, Core, Family, Mechanism, MechanismRun, QueueSpec, Scenario, Topology,
+};
+use crate::transport::TcpRenoSender;
+use crate::world::World;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// The DiffServ family of the scenario language.
+pub struct DiffServFamily;
+
+/// The registered instance.
+pub static DIFFSERV: DiffServFamily = DiffServFamily;
+
+/// What a scenario uses of DiffServ: the links whose drops are split per flow.
+#[derive(Clone, Debug)]
+pub struct DiffServSpec {
+    /// RED and RIO links (indices into the topology): their drops are kept per flow.
+    pub tracked: Vec<usize>,
+}
+
+fn red_family_links(topo: &Topology) -> Vec<usize> {
+    topo.links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| matches!(l.queue, QueueSpec::Red(_) | QueueSpec::Rio(_)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+impl Family for DiffServFamily {
+    fn name(&self) -> &'static str {
+        "diffserv"
+    }
+    fn read(&self, _cx: &Cx, _root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
+        let tracked = red_family_links(core.topology);
+        let used = !tracked.is_empty()
+            || core.traffic.iter().any(|t| t.profile.is_some())
+            || core.topology.links.iter().any(|l| !l.meters.is_empty());
+        Some(used.then(|| Arc::new(DiffServSpec { tracked }) as Arc<dyn Mechanism>))
+    }
+}
+
+impl Mechanism for DiffServSpec {
+    fn family(&self) -> &'static str {
+        "diffserv"
+    }
+    fn build(
+        &self,
+        _sc: &Scenario,
+        w: &mut World,
+        core: &BuiltCore,
+    ) -> Result<Box<dyn MechanismRun>, String> {
+        for &l in &self.tracked {
+            w.net.links[l].stats.drops.track_flows = true;
+        }
+        Ok(Box::new(DiffServRun {
+            tracked: self.tracked.iter().map(|&l| l as LinkId).collect(),
+            core: core.clone(),
+        }))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A DiffServ scenario built into a world.
+struct DiffServRun {
+    tracked: Vec<LinkId>,
+    core: BuiltCore,
+}
+
+impl MechanismRun for DiffServRun {
+    fn finish(&mut self, sc: &Scenario, w: &mut World, m: &mut Map<String, Value>) {
+        diffserv_summary(sc, w, &self.tracked, &self.core, m);
+    }
+}
+
+fn pct(part: u64, whole: u64) -> Value {
+    if whole == 0 {
+        Value::Null
+    } else {
+        json!(100.0 * part as f64 / whole as f64)
+    }
+}
+
+/// Adds the per-group (and per-connection) DiffServ figures, all counted after the
+/// warm-up.
+fn diffserv_summary(
+    sc: &Scenario,
+    w: &mut World,
+    tracked: &[LinkId],
+    core: &BuiltCore,
+    m: &mut Map<String, Value>,
+) {
+    let nflows = w.flows.recs.len();
+    let ngroups = w.flows.groups.len();
+    let group_of =
+        |f: usize| -> Option<usize> { (f < nflows).then(|| w.flows.recs[f].group as usize) };
+    let names: Vec<String> = w.flows.groups.iter().map(|g| g.name.clone()).collect();
+    let mut flow_drops = vec![FlowDrops::default(); nflows];
+    let mut flow_demoted = vec![0u64; nflows];
+    let mut group_drops = vec![FlowDrops::default(); ngroups];
+    let mut group_demoted = vec![0u64; ngroups];
+    let mut group_in_sent: Vec<Option<u64>> = vec![None; ngroups];
+    for (ti, t) in sc.traffic.iter().enumerate() {
+        if t.profile.is_some() {
+            group_in_sent[ti] = Some(0);
+        }
+    }
+    for g in &w.flows.groups {
+        m.insert(
+            format!("group.{}.sent_pkts_measured", g.name),
+            json!(g.sent_pkts_measured),
+        );
+    }
+    for &l in tracked {
+        let link = &w.net.links[l as usize];
+        let mut per_group = vec![FlowDrops::default(); ngroups];
+        for (f, d) in link.stats.drops.by_flow.iter().enumerate() {
+            let Some(g) = group_of(f) else { continue };
+            flow_drops[f].in_early += d.in_early;
+            flow_drops[f].in_overflow += d.in_overflow;
+            flow_drops[f].out += d.out;
+            per_group[g].in_early += d.in_early;
+            per_group[g].in_overflow += d.in_overflow;
+            per_group[g].out += d.out;
+        }
+        for (g, d) in per_group.iter().enumerate() {
+            let p = format!("link.{}.group.{}.", link.name, names[g]);
+            m.insert(p.clone() + "in_early", json!(d.in_early));
+            m.insert(p.clone() + "in_overflow", json!(d.in_overflow));
+            m.insert(p + "out", json!(d.out));
+            group_drops[g].in_early += d.in_early;
+            group_drops[g].in_overflow += d.in_overflow;
+            group_drops[g].out += d.out;
+        }
+    }
+    for link in w.net.links.iter_mut() {
+        let lname = link.name.clone();
+        for h in link.hooks.iter_mut() {
+            let any = h.as_any_mut();
+            if let Some(p) = any.downcast_mut::<Policer>() {
+                let mut seen = vec![0u64; ngroups];
+                let mut demoted = vec![0u64; ngroups];
+                for (f, c) in p.by_flow().iter().enumerate() {
+                    let Some(g) = group_of(f) else { continue };
+                    seen[g] += c.in_seen;
+                    demoted[g] += c.demoted;
+                    flow_demoted[f] += c.demoted;
+                }
+                for g in 0..ngroups {
+                    let k = format!("link.{lname}.group.{}.", names[g]);
+                    m.insert(k.clone() + "policed_in", json!(seen[g]));
+                    m.insert(k + "demoted", json!(demoted[g]));
+                    group_demoted[g] += demoted[g];
+                }
+            } else if let Some(p) = any.downcast_mut::<FlowProfiler>() {
+                if let Some(g) = w.flows.group_id(p.label()) {
+                    let slot = group_in_sent[g as usize].get_or_insert(0);
+                    *slot += p.in_pkts;
+                }
+            }
+        }
+    }
+    for c in &core.connections {
+        let name = format!("tcp.{}.{}", sc.traffic[c.traffic].name, c.index);
+        let Some(s) = w.agents.get_mut::<TcpRenoSender>(c.sender) else {
+            continue;
+        };
+        let st = s.stats();
+        let g = c.traffic;
+        if let Some(slot) = group_in_sent[g].as_mut() {
+            *slot += st.in_measured;
+        }
+        let f = c.flow as usize;
+        let p = format!("agent.{name}.");
+        let d = flow_drops[f];
+        m.insert(p.clone() + "drops_in_early", json!(d.in_early));
+        m.insert(p.clone() + "drops_in_overflow", json!(d.in_overflow));
+        m.insert(p.clone() + "drops_out", json!(d.out));
+        m.insert(p.clone() + "demoted_pkts", json!(flow_demoted[f]));
+        if sc.traffic[g].profile.is_some() {
+            m.insert(
+                p.clone() + "in_demoted_pct",
+                pct(flow_demoted[f], st.in_measured),
+            );
+        }
+    }
+    for g in 0..ngroups {
+        let p = format!("group.{}.", names[g]);
+        let d = group_drops[g];
+        m.insert(p.clone() + "drops_in_early", json!(d.in_early));
+        m.insert(p.clone() + "drops_in_overflow", json!(d.in_overflow));
+        m.insert(p.clone() + "drops_out", json!(d.out));
+        m.insert(p.clone() + "demoted_pkts", json!(group_demoted[g]));
+        if let Some(sent) = group_in_sent[g] {
+            m.insert(p.clone() + "in_sent_pkts", json!(sent));
+            m.insert(p + "in_demoted_pct", pct(group_demoted[g], sent));
+        }
+    }
+}

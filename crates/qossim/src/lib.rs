@@ -3,7 +3,8 @@
 //!
 //! The crate is layered the way a packet travels:
 //! - [`engine`]: integer-picosecond clock, event queues, scheduler;
-//! - [`net`]: nodes, links with output ports, packets, forwarding;
+//! - [`packet`]: the packet, its ids, mark bits and typed header;
+//! - [`net`]: nodes, links with output ports, forwarding;
 //! - [`queue`]: queue disciplines on output ports (drop-tail, priority, RED family);
 //! - [`meter`]: edge conditioners — token-bucket and TSW profilers, policers;
 //! - [`traffic`]: packet sources, flow generators and sinks;
@@ -25,6 +26,7 @@ pub mod mechanisms;
 pub mod meter;
 pub mod metrics;
 pub mod net;
+pub mod packet;
 pub mod queue;
 pub mod rng;
 pub mod scenario;

@@ -7,8 +7,8 @@
 //! agents (to spawn, stop or call them).
 
 use crate::engine::{Event, EventId, Scheduler, Target};
-use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series, TimeAverage};
-use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, Packet, NONE};
+use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series};
+use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, Packet, MARK_COUNTERS, NONE};
 use crate::rng::{fnv1a64, Rng};
 use crate::time::{to_secs, Time};
 use serde_json::{json, Map, Value};
@@ -343,7 +343,7 @@ pub struct World {
     seed: u64,
     warmup: Time,
     trace: Option<u64>,
-    link_tx_at_warmup: Vec<(u64, [u64; 8], u64)>,
+    link_tx_at_warmup: Vec<(u64, [u64; MARK_COUNTERS])>,
 }
 
 impl World {
@@ -413,11 +413,7 @@ impl World {
             .iter_mut()
             .map(|l| {
                 l.stats.queue_avg.reset_at(now);
-                (
-                    l.stats.tx_bytes,
-                    l.stats.tx_bytes_by_class,
-                    l.stats.tx_bytes_pcn,
-                )
+                (l.stats.tx_bytes, l.stats.tx_bytes_marked)
             })
             .collect();
     }
@@ -478,13 +474,13 @@ impl World {
             Probe::LinkThroughput {
                 link,
                 class,
-                pcn_only,
+                marked,
             } => {
                 let l = &mut self.net.links[link as usize];
                 l.settle(now);
                 let st = &l.stats;
-                let c = if pcn_only {
-                    st.tx_bytes_pcn
+                let c = if let Some(slot) = marked {
+                    st.tx_bytes_marked[slot]
                 } else if let Some(cl) = class {
                     st.tx_bytes_by_class[(cl as usize).min(7)]
                 } else {
@@ -501,12 +497,6 @@ impl World {
             }
             Probe::GroupThroughput { group } => {
                 let c = self.flows.groups[group as usize].rx_bytes;
-                let d = c - s.last;
-                s.last = c;
-                d as f64 * 8.0 / secs
-            }
-            Probe::FlowThroughput { flow } => {
-                let c = self.flows.recs[flow as usize].rx_bytes;
                 let d = c - s.last;
                 s.last = c;
                 d as f64 * 8.0 / secs
@@ -662,7 +652,7 @@ impl World {
                 .link_tx_at_warmup
                 .get(i)
                 .copied()
-                .unwrap_or((0, [0; 8], 0));
+                .unwrap_or((0, [0; MARK_COUNTERS]));
             let p = format!("link.{}.", l.name);
             let st = &l.stats;
             let bytes = st.tx_bytes - base.0;
@@ -675,10 +665,12 @@ impl World {
                 p.clone() + "utilization",
                 json!(bytes as f64 * 8.0 / measured / l.rate_bps as f64),
             );
-            m.insert(
-                p.clone() + "pcn_throughput_bps",
-                json!((st.tx_bytes_pcn - base.2) as f64 * 8.0 / measured),
-            );
+            for (slot, name, _) in l.counted_marks() {
+                m.insert(
+                    format!("{p}{name}_throughput_bps"),
+                    json!((st.tx_bytes_marked[slot] - base.1[slot]) as f64 * 8.0 / measured),
+                );
+            }
             m.insert(p.clone() + "drops", json!(st.drops.pkts));
             m.insert(
                 p.clone() + "drops_overflow",
@@ -773,6 +765,3 @@ impl World {
         self.net.link_id(name)
     }
 }
-
-/// Time-weighted count helper re-exported for agents.
-pub type Gauge = TimeAverage;

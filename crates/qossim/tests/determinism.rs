@@ -93,7 +93,7 @@ fn scenario(seed: u64) -> World {
         Probe::LinkThroughput {
             link: ab,
             class: None,
-            pcn_only: false,
+            marked: None,
         },
         secs(0.05),
     );

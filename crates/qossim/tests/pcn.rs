@@ -6,9 +6,10 @@
 //! Statistical checks use intervals whose width is derived in each test; every check has
 //! a failure mode it would catch, named beside it.
 
+use qossim::mechanisms::pcn::marks;
 use qossim::mechanisms::pcn::*;
 use qossim::metrics::{t_interval, Welford};
-use qossim::net::{marks, NodeId, Packet, NONE};
+use qossim::net::{NodeId, Packet, NONE};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{secs, tx_time, Time, PS_PER_MS, PS_PER_S, PS_PER_US};
 use qossim::traffic::{named_model, Arrivals, Holding, SourceModel};
@@ -287,7 +288,7 @@ fn cle_world(mode: CleMode) -> (World, u32, [NodeId; 4]) {
     (w, eg, [a, d, b, c])
 }
 
-fn pkt(src: NodeId, dst: NodeId, size: u32, m: u8) -> Packet {
+fn pkt(src: NodeId, dst: NodeId, size: u32, m: u16) -> Packet {
     Packet {
         size,
         src,

@@ -23,3 +23,11 @@ pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN];
 pub fn registry() -> Registry {
     Registry::new(FAMILIES)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn families_claim_disjoint_mark_bits() {
+        super::registry().check_mark_bits().unwrap();
+    }
+}

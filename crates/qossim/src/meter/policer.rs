@@ -146,7 +146,7 @@ impl PortHook for Policer {
 mod tests {
     use super::*;
 
-    fn pkt(size: u32, m: u8) -> Packet {
+    fn pkt(size: u32, m: u16) -> Packet {
         Packet {
             size,
             marks: m,
@@ -166,9 +166,9 @@ mod tests {
         assert!(!p.meter(&mut o, 0));
         assert_eq!(o.marks, marks::ECN_CE);
         // No tokens: demoted.
-        let mut b = pkt(1000, marks::IN_PROFILE | marks::PCN);
+        let mut b = pkt(1000, marks::IN_PROFILE | marks::ECN_CE);
         assert!(!p.meter(&mut b, 500_000_000));
-        assert_eq!(b.marks, marks::DEMOTED | marks::PCN);
+        assert_eq!(b.marks, marks::DEMOTED | marks::ECN_CE);
         // 1000 us after the first packet the bucket is full again.
         let mut c = pkt(1000, marks::IN_PROFILE);
         assert!(p.meter(&mut c, 1_000_000_000));

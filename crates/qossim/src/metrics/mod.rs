@@ -6,7 +6,6 @@ pub mod stats;
 pub use stats::{batch_means, t975, t_interval, Estimate, Welford};
 
 use crate::time::{to_secs, Time};
-use serde_json::{Map, Value};
 
 /// The time-weighted average of a piecewise-constant quantity (a queue length, the number
 /// of active flows). Values before `start` are ignored (warm-up).
@@ -175,14 +174,15 @@ pub struct Series {
 #[derive(Clone, Debug)]
 pub enum Probe {
     /// Bits per second sent on a link over each interval; `class` restricts to one class,
-    /// `pcn_only` to PCN-marked traffic.
+    /// `marked` to the packets of one of the link's mark counters (the slot that
+    /// `Network::count_marked` returned).
     LinkThroughput {
         /// Link id.
         link: u32,
         /// Only this class, if set.
         class: Option<u8>,
-        /// Only PCN traffic.
-        pcn_only: bool,
+        /// Only the packets of this mark counter slot, if set.
+        marked: Option<usize>,
     },
     /// Packets queued on a link's port at the sampling instant.
     QueueLength {
@@ -193,11 +193,6 @@ pub enum Probe {
     GroupThroughput {
         /// Group id.
         group: u32,
-    },
-    /// Bits per second delivered to one flow over each interval.
-    FlowThroughput {
-        /// Flow id.
-        flow: u32,
     },
 }
 
@@ -212,16 +207,6 @@ pub struct Sampler {
     pub last: u64,
     /// The series written.
     pub series: Series,
-}
-
-/// Builds a JSON object from (key, value) pairs, keeping insertion order irrelevant
-/// (JSON objects are sorted by serde_json's default map).
-pub fn object(pairs: Vec<(String, Value)>) -> Value {
-    let mut m = Map::new();
-    for (k, v) in pairs {
-        m.insert(k, v);
-    }
-    Value::Object(m)
 }
 
 /// Seconds, for summaries.

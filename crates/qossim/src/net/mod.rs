@@ -6,9 +6,9 @@
 //! the link's in-flight list, which is FIFO because the propagation delay is constant, so
 //! only the head needs an event.
 
-pub mod packet;
-
-pub use packet::{marks, AgentId, FlowId, LinkId, NodeId, Packet, PacketKind, NONE};
+pub use crate::packet::{
+    marks, AgentId, FlowId, HeaderFields, LinkId, NodeId, Packet, PacketKind, NONE,
+};
 
 use crate::engine::{Event, Scheduler, Target};
 use crate::metrics::TimeAverage;
@@ -62,14 +62,33 @@ pub struct LinkStats {
     pub tx_bytes: u64,
     /// Bytes that started transmission, per class (classes >= 7 count in slot 7).
     pub tx_bytes_by_class: [u64; 8],
-    /// Bytes of PCN-marked traffic that started transmission.
-    pub tx_bytes_pcn: u64,
+    /// Bytes that started transmission carrying all bits of each counted mark (see
+    /// [`Network::count_marked`]), per counter slot.
+    pub tx_bytes_marked: [u64; MARK_COUNTERS],
     /// Drops, by cause and class.
     pub drops: DropLog,
     /// Time-weighted number of packets queued (excluding the one in transmission).
     pub queue_avg: TimeAverage,
     /// Largest queue seen, packets.
     pub queue_max: usize,
+}
+
+/// How many marks a link can count bytes of.
+pub const MARK_COUNTERS: usize = 2;
+
+/// Adds `size` to every counter slot whose mask is fully set in `marks`.
+#[inline]
+fn count_marked(
+    counted: &[(&'static str, u16); MARK_COUNTERS],
+    st: &mut LinkStats,
+    marks: u16,
+    size: u32,
+) {
+    for (i, &(_, m)) in counted.iter().enumerate() {
+        if m != 0 && marks & m == m {
+            st.tx_bytes_marked[i] += size as u64;
+        }
+    }
 }
 
 /// A unidirectional link and its output port.
@@ -90,6 +109,9 @@ pub struct Link {
     pub hooks: Vec<Box<dyn PortHook>>,
     /// Counters.
     pub stats: LinkStats,
+    /// The marks whose bytes are counted in [`LinkStats::tx_bytes_marked`] (name and
+    /// mask per slot; an empty mask is an unused slot).
+    counted: [(&'static str, u16); MARK_COUNTERS],
     busy: bool,
     wake_pending: bool,
     in_flight: VecDeque<(Time, Packet)>,
@@ -113,10 +135,19 @@ struct Departure {
     start: Time,
     size: u32,
     class: u8,
-    pcn: bool,
+    marks: u16,
 }
 
 impl Link {
+    /// The marks counted on this link: (slot, name, mask) of each counter in use.
+    pub fn counted_marks(&self) -> impl Iterator<Item = (usize, &'static str, u16)> + '_ {
+        self.counted
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| *m != 0)
+            .map(|(i, &(n, m))| (i, n, m))
+    }
+
     /// True while a packet is being transmitted (as of the last event at this port).
     pub fn busy(&self) -> bool {
         self.busy
@@ -137,9 +168,7 @@ impl Link {
             st.tx_pkts += 1;
             st.tx_bytes += d.size as u64;
             st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
-            if d.pcn {
-                st.tx_bytes_pcn += d.size as u64;
-            }
+            count_marked(&self.counted, st, d.marks, d.size);
         }
     }
 
@@ -238,6 +267,7 @@ impl Network {
             qdisc,
             hooks: Vec::new(),
             stats: LinkStats::default(),
+            counted: [("", 0); MARK_COUNTERS],
             busy: false,
             wake_pending: false,
             in_flight: VecDeque::new(),
@@ -285,6 +315,31 @@ impl Network {
         };
     }
 
+    /// Counts, on `link`, the bytes of packets carrying all bits of `mask` (from now on),
+    /// under `name`: the summary then reports `link.NAME.{name}_throughput_bps` and
+    /// samplers may select them. Returns the counter slot (the same slot if the mask is
+    /// counted already), or an error when the link's slots are all taken.
+    pub fn count_marked(
+        &mut self,
+        link: LinkId,
+        name: &'static str,
+        mask: u16,
+    ) -> Result<usize, String> {
+        assert!(mask != 0, "count_marked needs a nonzero mask");
+        let l = &mut self.links[link as usize];
+        if let Some(i) = l.counted.iter().position(|&(_, m)| m == mask) {
+            return Ok(i);
+        }
+        let Some(i) = l.counted.iter().position(|&(_, m)| m == 0) else {
+            return Err(format!(
+                "link {}: more than {MARK_COUNTERS} marks counted",
+                l.name
+            ));
+        };
+        l.counted[i] = (name, mask);
+        Ok(i)
+    }
+
     /// Attaches a hook to a link's output port.
     pub fn add_hook(&mut self, link: LinkId, hook: Box<dyn PortHook>) {
         self.links[link as usize].hooks.push(hook);
@@ -323,11 +378,6 @@ impl Network {
         }
         self.routes.push(links);
         Ok((self.routes.len() - 1) as u32)
-    }
-
-    /// Drops all computed next hops (called when the topology changes).
-    pub fn invalidate_routes(&mut self) {
-        self.fib.clear();
     }
 
     /// Computes shortest-path next hops towards `dst` from every node, unless already
@@ -384,13 +434,6 @@ impl Network {
             }
         }
         col
-    }
-
-    /// Computes next hops towards every node.
-    pub fn compute_routes(&mut self) {
-        for d in 0..self.nodes.len() {
-            self.routes_to(d as NodeId);
-        }
     }
 
     /// The outgoing link from `node` towards `dst` under shortest-path forwarding.
@@ -554,7 +597,7 @@ impl Network {
             start,
             size: pkt.size,
             class: pkt.class,
-            pcn: pkt.has(marks::PCN),
+            marks: pkt.marks,
         };
         if start > now {
             l.waiting_bytes += pkt.size as u64;
@@ -569,9 +612,7 @@ impl Network {
             st.tx_pkts += 1;
             st.tx_bytes += d.size as u64;
             st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
-            if d.pcn {
-                st.tx_bytes_pcn += d.size as u64;
-            }
+            count_marked(&l.counted, st, d.marks, d.size);
         }
         let arrive = done + l.delay;
         if l.in_flight.is_empty() {
@@ -613,9 +654,7 @@ impl Network {
         l.stats.tx_pkts += 1;
         l.stats.tx_bytes += pkt.size as u64;
         l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
-        if pkt.has(marks::PCN) {
-            l.stats.tx_bytes_pcn += pkt.size as u64;
-        }
+        count_marked(&l.counted, &mut l.stats, pkt.marks, pkt.size);
         let done = now + tx_time(pkt.size, l.rate_bps);
         l.busy = true;
         sched.at(done, Event::new(Target::Port(id), 0));
@@ -663,17 +702,6 @@ impl Network {
             sched.at(t, Event::new(Target::LinkArrival(link), 0));
         }
         (l.to, pkt)
-    }
-
-    /// Port information of a link (rate and current queue) at `now`.
-    pub fn port_info(&mut self, link: LinkId, now: Time) -> PortInfo {
-        let l = &mut self.links[link as usize];
-        l.settle(now);
-        PortInfo {
-            rate_bps: l.rate_bps,
-            queue_pkts: l.queue_len(),
-            queue_bytes: l.queue_bytes(),
-        }
     }
 
     /// Brings every link's counters up to `now` (before reading statistics).

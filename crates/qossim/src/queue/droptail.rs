@@ -1,7 +1,7 @@
 //! First-in first-out with tail drop.
 
 use super::{Dequeue, DropCause, DropLog, QueueDisc};
-use crate::net::Packet;
+use crate::packet::Packet;
 use crate::time::Time;
 use std::collections::VecDeque;
 

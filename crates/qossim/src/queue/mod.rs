@@ -14,7 +14,7 @@ pub use red::{
     red_drop_probability, Red, RedCounters, RedCurve, RedParams, Rio, RioMode, RioParams,
 };
 
-use crate::net::{marks, Packet};
+use crate::packet::{marks, Packet};
 use crate::time::Time;
 
 /// What a queue discipline answers when asked for a packet.

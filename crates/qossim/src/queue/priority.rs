@@ -2,7 +2,7 @@
 //! push-out of lower-class packets when the shared buffer is full.
 
 use super::{Dequeue, DropCause, DropLog, QueueDisc};
-use crate::net::Packet;
+use crate::packet::Packet;
 use crate::time::{drain_time, Time};
 use std::collections::VecDeque;
 

@@ -49,7 +49,7 @@
 //! probability, not the unit of the queue.
 
 use super::{Dequeue, DropCause, DropLog, QueueDisc};
-use crate::net::{marks, Packet};
+use crate::packet::{marks, Packet};
 use crate::rng::Rng;
 use crate::time::{Time, PS_PER_S};
 use std::collections::VecDeque;

@@ -215,11 +215,14 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
             MetricKind::LinkThroughput {
                 link,
                 class,
-                pcn_only,
+                marked,
             } => Probe::LinkThroughput {
                 link: link as u32,
                 class,
-                pcn_only,
+                marked: match marked {
+                    Some((name, mask)) => Some(w.net.count_marked(link as u32, name, mask)?),
+                    None => None,
+                },
             },
             MetricKind::QueueLength { link } => Probe::QueueLength { link: link as u32 },
             MetricKind::GroupThroughput { traffic } => Probe::GroupThroughput {

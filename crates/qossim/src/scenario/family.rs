@@ -43,6 +43,15 @@ pub trait Family: Sync {
     fn topology_kinds(&self) -> &'static [&'static str] {
         &[]
     }
+    /// The mark bits it owns ([`crate::packet::Packet::marks`]); no two families, nor a
+    /// family and the core, may claim the same bit.
+    fn mark_bits(&self) -> u16 {
+        0
+    }
+    /// Named marks a scenario may select (`[[metric]] marked = "NAME"`): name and mask.
+    fn marks(&self) -> &'static [(&'static str, u16)] {
+        &[]
+    }
     /// Reads one of its topologies (`t` is `[topology]`, whose `kind` is one of
     /// [`Family::topology_kinds`]); problems go to `cx`.
     fn read_topology(&self, _cx: &Cx, _t: &Tbl, _root: &Tbl) -> Option<Topology> {
@@ -78,6 +87,34 @@ impl Registry {
             .iter()
             .copied()
             .find(|f| f.topology_kinds().contains(&kind))
+    }
+    /// Every named mark of the families.
+    pub fn marks(&self) -> Vec<(&'static str, u16)> {
+        self.families
+            .iter()
+            .flat_map(|f| f.marks().iter().copied())
+            .collect()
+    }
+    /// Checks that no two families (nor a family and the core) claim the same mark bit.
+    pub fn check_mark_bits(&self) -> Result<(), String> {
+        let mut taken = crate::packet::marks::CORE;
+        let mut owner = vec![("core", crate::packet::marks::CORE)];
+        for f in self.families {
+            let b = f.mark_bits();
+            if let Some((o, _)) = owner
+                .iter()
+                .find(|(_, m)| m & b != 0)
+                .filter(|_| taken & b != 0)
+            {
+                return Err(format!(
+                    "families {o} and {} claim the same mark bits",
+                    f.name()
+                ));
+            }
+            taken |= b;
+            owner.push((f.name(), b));
+        }
+        Ok(())
     }
     /// Every top-level section name the families read.
     pub fn sections(&self) -> Vec<&'static str> {

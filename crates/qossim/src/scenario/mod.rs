@@ -156,8 +156,8 @@ pub enum MetricKind {
         link: usize,
         /// Only this class.
         class: Option<u8>,
-        /// Only PCN traffic.
-        pcn_only: bool,
+        /// Only packets carrying all bits of this named mark (a family's mark).
+        marked: Option<(&'static str, u16)>,
     },
     /// Packets queued on a link.
     QueueLength {
@@ -414,7 +414,7 @@ fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Op
     let metrics = root
         .tables(cx, "metric")
         .iter()
-        .filter_map(|m| read_metric(cx, m, &topo, &traffic))
+        .filter_map(|m| read_metric(registry, cx, m, &topo, &traffic))
         .collect();
     let core = Core {
         run: run.as_ref(),
@@ -1037,7 +1037,13 @@ fn read_calls(cx: &Cx, c: &Tbl, model: Option<&SourceModel>) -> Option<CallsSpec
     })
 }
 
-fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Option<MetricSpec> {
+fn read_metric(
+    registry: &Registry,
+    cx: &Cx,
+    m: &Tbl,
+    topo: &Topology,
+    traffic: &[TrafficSpec],
+) -> Option<MetricSpec> {
     let kind = m.req_str(cx, "kind");
     let interval = if m.has("interval") {
         m.time(cx, "interval")
@@ -1071,15 +1077,32 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
             } else {
                 Some(None)
             };
-            let pcn = if m.has("pcn_only") {
-                m.bool(cx, "pcn_only")
+            let marked = if m.has("marked") {
+                m.str(cx, "marked").and_then(|name| {
+                    let all = registry.marks();
+                    match all.iter().find(|(n, _)| *n == name) {
+                        Some(&nm) => Some(Some(nm)),
+                        None => {
+                            let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+                            m.error(
+                                cx,
+                                "marked",
+                                format!(
+                                    "unknown mark {name:?}; the marks are: {}",
+                                    names.join(", ")
+                                ),
+                            );
+                            None
+                        }
+                    }
+                })
             } else {
-                Some(false)
+                Some(None)
             };
             Some(MetricKind::LinkThroughput {
                 link: l?,
                 class: class?,
-                pcn_only: pcn?,
+                marked: marked?,
             })
         }
         Some("queue_length") => link(cx).map(|l| MetricKind::QueueLength { link: l }),
@@ -1149,7 +1172,7 @@ fn read_metric(cx: &Cx, m: &Tbl, topo: &Topology, traffic: &[TrafficSpec]) -> Op
     m.finish(
         cx,
         &[
-            "kind", "link", "traffic", "class", "pcn_only", "interval", "name", "which",
+            "kind", "link", "traffic", "class", "marked", "interval", "name", "which",
         ],
     );
     let interval = interval?;

@@ -187,7 +187,7 @@ pub struct PacketTemplate {
     /// Class.
     pub class: u8,
     /// Initial marks.
-    pub marks: u8,
+    pub marks: u16,
     /// Explicit route or [`NONE`].
     pub route: u32,
 }
@@ -224,7 +224,8 @@ impl PacketTemplate {
             ack: 0,
             created: now,
             echo: 0,
-            aux: [0.0; 2],
+            hdr_tag: 0,
+            hdr: [0; 2],
         }
     }
 }

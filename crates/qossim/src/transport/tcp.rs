@@ -680,7 +680,8 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             created: now,
             echo: data.echo,
-            aux: [0.0; 2],
+            hdr_tag: 0,
+            hdr: [0; 2],
         };
         self.acks_sent += 1;
         self.pending = None;

@@ -5,6 +5,7 @@
 use super::egress::{CleMode, PcnEgress};
 use super::ingress::{IngressConfig, PcnIngress, Signalling};
 use super::marking::{MarkingCurve, VirtualQueueMarker, VqThresholds};
+use super::marks;
 use super::termination::TerminationMarker;
 use crate::metrics::{Probe, Series};
 use crate::net::{AgentId, LinkId, Network, NodeId, NONE};
@@ -476,10 +477,11 @@ impl PcnDomain {
         }
         for &l in &marked {
             let name = format!("pcn.{}.throughput", world.net.links[l as usize].name);
+            let slot = world.net.count_marked(l, "pcn", marks::PCN)?;
             let probe = Probe::LinkThroughput {
                 link: l,
                 class: None,
-                pcn_only: true,
+                marked: Some(slot),
             };
             let id = world.add_sampler(&name, probe, self.sample_interval);
             h.samplers.push((l, id));

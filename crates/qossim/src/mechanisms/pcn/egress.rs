@@ -2,7 +2,8 @@
 //! per ingress–egress aggregate.
 
 use super::ingress::PcnIngress;
-use crate::net::{marks, AgentId, NodeId, Packet, NONE};
+use super::marks;
+use crate::net::{AgentId, NodeId, Packet, NONE};
 use crate::time::{to_secs, Time, PS_PER_MS};
 use crate::world::{Agent, Ctx};
 use serde_json::{json, Value};

@@ -3,9 +3,10 @@
 //! aggregate rate.
 
 use super::egress::PcnEgress;
+use super::marks;
 use crate::engine::{Event, Target};
 use crate::metrics::TimeAverage;
-use crate::net::{marks, AgentId, FlowId, LinkId, Network, NodeId};
+use crate::net::{AgentId, FlowId, LinkId, Network, NodeId};
 use crate::rng::Rng;
 use crate::time::{secs, to_secs, Time, NEVER, PS_PER_MS};
 use crate::traffic::{Arrivals, Holding, PacketTemplate, Source, SourceModel};

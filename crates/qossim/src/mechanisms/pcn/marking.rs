@@ -1,6 +1,7 @@
 //! Admission marking: the virtual-queue marker of a PCN bottleneck link.
 
-use crate::net::{marks, Packet, PortHook, PortInfo};
+use super::marks;
+use crate::net::{Packet, PortHook, PortInfo};
 use crate::rng::Rng;
 use crate::time::{Time, PS_PER_S};
 

@@ -26,6 +26,18 @@
 //! path's propagation delay (plus the request's transmission time), without queueing, as
 //! the study specifies.
 
+/// The mark bits PCN uses (bits 0–2 of [`crate::packet::Packet::marks`]).
+pub mod marks {
+    /// The packet belongs to PCN-controlled traffic.
+    pub const PCN: u16 = 1 << 0;
+    /// PCN admission-marked (by a virtual-queue marker).
+    pub const PCN_ADMISSION: u16 = 1 << 1;
+    /// PCN termination-marked (by a token-bucket termination marker).
+    pub const PCN_TERMINATION: u16 = 1 << 2;
+    /// Every bit PCN uses.
+    pub const ALL: u16 = PCN | PCN_ADMISSION | PCN_TERMINATION;
+}
+
 mod accuracy;
 mod beatdown;
 mod domain;

@@ -1878,6 +1878,22 @@ impl Family for PcnFamily {
     fn topology_kinds(&self) -> &'static [&'static str] {
         &["pcn_single", "pcn_rtt", "pcn_parking_lot"]
     }
+    fn mark_bits(&self) -> u16 {
+        super::marks::ALL
+    }
+    fn marks(&self) -> &'static [(&'static str, u16)] {
+        &[
+            ("pcn", super::marks::PCN),
+            (
+                "pcn_admission",
+                super::marks::PCN | super::marks::PCN_ADMISSION,
+            ),
+            (
+                "pcn_termination",
+                super::marks::PCN | super::marks::PCN_TERMINATION,
+            ),
+        ]
+    }
     fn read_topology(&self, cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
         read_topology(cx, t, root)
     }

@@ -1,7 +1,8 @@
 //! Termination marking: the token-bucket marker of a PCN bottleneck link.
 
+use super::marks;
 use crate::meter::TokenBucket;
-use crate::net::{marks, Packet, PortHook, PortInfo};
+use crate::net::{Packet, PortHook, PortInfo};
 use crate::time::Time;
 
 /// The termination bucket's depth in packets of the traffic's packet size.
@@ -120,7 +121,7 @@ mod tests {
     use crate::meter::TOKEN_UNITS_PER_BYTE;
     use crate::time::PS_PER_MS;
 
-    fn pcn(size: u32, extra: u8) -> Packet {
+    fn pcn(size: u32, extra: u16) -> Packet {
         Packet {
             size,
             marks: marks::PCN | extra,

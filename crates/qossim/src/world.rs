@@ -18,6 +18,15 @@ use std::collections::HashMap;
 /// Timer kind delivered to an agent when it is started.
 pub const START: u32 = u32::MAX;
 
+/// What a port element decides about a packet offered to its port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortVerdict {
+    /// Hand it on (to the next element, then the port's hooks and queue).
+    Pass,
+    /// The element keeps it (absorbed, or to be re-sent later): the port never sees it.
+    Consume,
+}
+
 /// A source, sink, controller or generator attached to the world.
 pub trait Agent: Any {
     /// Called once when the agent starts (at the time it was added or spawned).
@@ -28,6 +37,16 @@ pub trait Agent: Any {
     fn on_packet(&mut self, _pkt: Packet, _ctx: &mut Ctx) {}
     /// A packet arrived at a node this agent taps (it is not consumed).
     fn on_tap(&mut self, _node: NodeId, _pkt: &Packet, _ctx: &mut Ctx) {}
+    /// A packet is offered to the output port of `link`, where this agent is a port
+    /// element (`World::attach_port`). It may change the packet (marks, header fields)
+    /// and keeps it with [`PortVerdict::Consume`]. One agent may sit on many ports (all
+    /// of a switch's), keeping state across them.
+    fn on_port(&mut self, _link: LinkId, _pkt: &mut Packet, _ctx: &mut Ctx) -> PortVerdict {
+        PortVerdict::Pass
+    }
+    /// A signal sent with [`Ctx::signal`] by agent `from` arrived. `msg` is the sent
+    /// value; a receiver reads the message types it knows (`msg.downcast_ref::<T>()`).
+    fn on_signal(&mut self, _from: AgentId, _msg: &dyn Any, _ctx: &mut Ctx) {}
     /// Appends summary entries (key relative to the agent's name, value).
     fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
     /// Gives access to the concrete type (for controllers that configure their peers).
@@ -215,6 +234,46 @@ impl Recorder {
     }
 }
 
+/// Signals in transit: typed control messages delivered after a delay (the path's
+/// propagation delay of a signalling channel), one event each.
+#[derive(Default)]
+pub struct Mailbox {
+    slots: Vec<Option<Letter>>,
+    free: Vec<u32>,
+}
+
+struct Letter {
+    from: AgentId,
+    to: AgentId,
+    msg: Box<dyn Any>,
+}
+
+impl Mailbox {
+    fn post(&mut self, letter: Letter) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(letter);
+                i
+            }
+            None => {
+                self.slots.push(Some(letter));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    fn take(&mut self, slot: u32) -> Option<Letter> {
+        let l = self.slots.get_mut(slot as usize)?.take();
+        if l.is_some() {
+            self.free.push(slot);
+        }
+        l
+    }
+    /// Signals in transit.
+    pub fn in_transit(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
 /// What an agent can do while handling an event.
 pub struct Ctx<'a> {
     /// The agent being called.
@@ -228,6 +287,7 @@ pub struct Ctx<'a> {
     /// Agent-written time series.
     pub rec: &'a mut Recorder,
     agents: &'a mut Agents,
+    mail: &'a mut Mailbox,
     seed: u64,
     retire_me: bool,
 }
@@ -270,6 +330,18 @@ impl<'a> Ctx<'a> {
     pub fn cancel(&mut self, id: EventId) {
         self.sched.cancel(id);
     }
+    /// Sends `msg` to agent `to`, delivered after `delay` ([`Agent::on_signal`]): a
+    /// typed signalling channel for control messages that the study models without
+    /// queueing (the delay is the path's propagation and transmission time). Signals
+    /// between the same pair with the same delay arrive in the order sent.
+    pub fn signal<M: Any>(&mut self, to: AgentId, delay: Time, msg: M) -> EventId {
+        let slot = self.mail.post(Letter {
+            from: self.me,
+            to,
+            msg: Box::new(msg),
+        });
+        self.sched.after(delay, Event::new(Target::Signal(slot), 0))
+    }
     /// Adds a new agent; its `start` runs at the current time, after this handler.
     pub fn spawn(&mut self, name: String, agent: Box<dyn Agent>) -> AgentId {
         let id = push_agent(self.agents, name, agent);
@@ -304,6 +376,7 @@ impl<'a> Ctx<'a> {
             flows: &mut *self.flows,
             rec: &mut *self.rec,
             agents: &mut *self.agents,
+            mail: &mut *self.mail,
             seed: self.seed,
             retire_me: false,
         };
@@ -338,6 +411,8 @@ pub struct World {
     pub agents: Agents,
     /// Agent-written series.
     pub rec: Recorder,
+    /// Signals in transit.
+    pub mail: Mailbox,
     samplers: Vec<Sampler>,
     actions: Vec<Option<Action>>,
     seed: u64,
@@ -355,6 +430,7 @@ impl World {
             flows: Flows::default(),
             agents: Agents::default(),
             rec: Recorder::default(),
+            mail: Mailbox::default(),
             samplers: Vec::new(),
             actions: Vec::new(),
             seed,
@@ -429,6 +505,32 @@ impl World {
     /// Makes agent `agent` see every packet arriving at `node` from a link.
     pub fn tap(&mut self, node: NodeId, agent: AgentId) {
         self.net.nodes[node as usize].taps.push(agent);
+    }
+
+    /// Makes agent `agent` a port element of `link`: it sees every packet offered to the
+    /// link's output port, with its context, before the port's hooks and queue
+    /// ([`Agent::on_port`]). Elements run in the order attached.
+    pub fn attach_port(&mut self, link: LinkId, agent: AgentId) {
+        self.net.links[link as usize].elements.push(agent);
+    }
+
+    /// Shows every deferred packet to its port's elements, then enqueues those they pass.
+    /// Packets the elements send meanwhile join the end of the line.
+    fn drain_ports(&mut self) {
+        while let Some((link, mut pkt)) = self.net.deferred.pop_front() {
+            let n = self.net.links[link as usize].elements.len();
+            let mut verdict = PortVerdict::Pass;
+            for i in 0..n {
+                let a = self.net.links[link as usize].elements[i];
+                self.with_agent(a, |ag, ctx| verdict = ag.on_port(link, &mut pkt, ctx));
+                if verdict == PortVerdict::Consume {
+                    break;
+                }
+            }
+            if verdict == PortVerdict::Pass {
+                self.net.enqueue(link, pkt, &mut self.sched);
+            }
+        }
     }
 
     /// Schedules a world-level action at time `at` (a failure, a rate change).
@@ -524,6 +626,7 @@ impl World {
             flows: &mut self.flows,
             rec: &mut self.rec,
             agents: &mut self.agents,
+            mail: &mut self.mail,
             seed: self.seed,
             retire_me: false,
         };
@@ -552,6 +655,7 @@ impl World {
                 Target::Agent(i) => (3, i),
                 Target::Sampler(i) => (4, i),
                 Target::Action(i) => (5, i),
+                Target::Signal(i) => (6, i),
             };
             let mut b = [0u8; 24];
             b[..8].copy_from_slice(&time.to_le_bytes());
@@ -581,6 +685,14 @@ impl World {
                     act(self);
                 }
             }
+            Target::Signal(i) => {
+                if let Some(l) = self.mail.take(i) {
+                    self.with_agent(l.to, |ag, ctx| ag.on_signal(l.from, l.msg.as_ref(), ctx));
+                }
+            }
+        }
+        if !self.net.deferred.is_empty() {
+            self.drain_ports();
         }
     }
 

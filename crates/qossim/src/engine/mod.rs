@@ -26,6 +26,8 @@ pub enum Target {
     Sampler(u32),
     /// A scheduled world action (failure events, rate changes, ...).
     Action(u32),
+    /// A signal (a typed control message) reaching its agent; the id is its mailbox slot.
+    Signal(u32),
 }
 
 /// A scheduled event: a target and a target-specific kind.

@@ -109,6 +109,9 @@ pub struct Link {
     pub hooks: Vec<Box<dyn PortHook>>,
     /// Counters.
     pub stats: LinkStats,
+    /// Port elements: agents that see (and may change or consume) every packet offered
+    /// to this port before its hooks and queue discipline (see `World::attach_port`).
+    pub elements: Vec<AgentId>,
     /// The marks whose bytes are counted in [`LinkStats::tx_bytes_marked`] (name and
     /// mask per slot; an empty mask is an unused slot).
     counted: [(&'static str, u16); MARK_COUNTERS],
@@ -222,6 +225,9 @@ pub struct Network {
     fib: Vec<Vec<LinkId>>,
     /// Packets dropped at a node for lack of a route.
     pub unroutable: u64,
+    /// Packets forwarded to ports with elements, waiting for the world to show them to
+    /// the elements (in forwarding order) before they are enqueued.
+    pub deferred: VecDeque<(LinkId, Packet)>,
 }
 
 impl Network {
@@ -267,6 +273,7 @@ impl Network {
             qdisc,
             hooks: Vec::new(),
             stats: LinkStats::default(),
+            elements: Vec::new(),
             counted: [("", 0); MARK_COUNTERS],
             busy: false,
             wake_pending: false,
@@ -505,6 +512,10 @@ impl Network {
         };
         if link == NONE {
             self.unroutable += 1;
+            return;
+        }
+        if !self.links[link as usize].elements.is_empty() {
+            self.deferred.push_back((link, pkt));
             return;
         }
         self.enqueue(link, pkt, sched);

@@ -2,12 +2,14 @@
 
 use super::source::{PacketTemplate, Source, SourceModel};
 use crate::metrics::TimeAverage;
+use crate::net::AgentId;
 use crate::rng::Rng;
 use crate::time::{secs, Time, NEVER};
 use crate::world::{Agent, Ctx};
 use serde_json::{json, Value};
+use std::any::Any;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 /// How calls arrive.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,10 +57,34 @@ impl Holding {
     }
 }
 
-/// A call admission decision taken at the moment a call arrives.
+/// What an admission policy answers when a call arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// The call starts now.
+    Admit,
+    /// The call is blocked (it never retries).
+    Reject,
+    /// The policy decides later (after a probe, or a request's round trip), answering
+    /// through [`CallAdmission::on_signal`].
+    Pending,
+}
+
+/// A call admission policy of a [`FlowGenerator`]: it decides each call at once, or
+/// later, when a signal (a probe's verdict, an answer from a measurement point) reaches
+/// the generator. Signals addressed to the generator are handed to its policy.
 pub trait CallAdmission {
-    /// Admit a new call, given `active` calls of this generator in progress?
-    fn admit(&mut self, active: usize, ctx: &mut Ctx) -> bool;
+    /// Call number `call` (counted from 1) arrives while `active` calls are in progress.
+    fn admit(&mut self, call: u64, active: usize, ctx: &mut Ctx) -> Admission;
+    /// A signal from `from` reached the generator; the policy pushes each pending call it
+    /// now decides onto `decided` as (call, admitted).
+    fn on_signal(
+        &mut self,
+        _from: AgentId,
+        _msg: &dyn Any,
+        _ctx: &mut Ctx,
+        _decided: &mut Vec<(u64, bool)>,
+    ) {
+    }
 }
 
 /// A trunk of `0` circuits: admit while fewer than this many calls are active
@@ -66,8 +92,12 @@ pub trait CallAdmission {
 pub struct MaxActive(pub usize);
 
 impl CallAdmission for MaxActive {
-    fn admit(&mut self, active: usize, _ctx: &mut Ctx) -> bool {
-        active < self.0
+    fn admit(&mut self, _call: u64, active: usize, _ctx: &mut Ctx) -> Admission {
+        if active < self.0 {
+            Admission::Admit
+        } else {
+            Admission::Reject
+        }
     }
 }
 
@@ -94,6 +124,8 @@ pub struct FlowGenerator {
     offered_measured: u64,
     blocked_measured: u64,
     measuring: bool,
+    /// Calls awaiting a decision: call number and whether it arrived while measuring.
+    pending: HashMap<u64, bool>,
 }
 
 const MEASURE: u32 = 1;
@@ -133,6 +165,7 @@ impl FlowGenerator {
             offered_measured: 0,
             blocked_measured: 0,
             measuring: true,
+            pending: HashMap::new(),
         }
     }
 
@@ -183,6 +216,36 @@ impl FlowGenerator {
     pub fn active(&self) -> usize {
         self.ends.len()
     }
+
+    /// Calls awaiting their policy's decision.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn block(&mut self, measured: bool) {
+        self.blocked += 1;
+        if measured {
+            self.blocked_measured += 1;
+        }
+    }
+
+    /// Starts an admitted call now: a flow and its source, for a fresh holding time.
+    fn start_call(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.admitted += 1;
+        let hold = match self.holding {
+            Holding::Exp(m) => self.rng.exp(m),
+            Holding::Fixed(m) => m,
+        };
+        let end = now + secs(hold).max(1);
+        self.ends.push(Reverse(end));
+        self.active.set(now, self.ends.len() as f64);
+        let flow = ctx.flows.open(self.group, now);
+        let mut frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
+        let model = self.shared[self.model.pick_index(&mut frng)].clone();
+        let src = Source::with_shared(model, self.tmpl, flow, 0, end, self.jitter, frng);
+        ctx.spawn(String::new(), Box::new(src));
+    }
 }
 
 impl Agent for FlowGenerator {
@@ -208,36 +271,47 @@ impl Agent for FlowGenerator {
         };
         for _ in 0..calls {
             self.offered += 1;
+            let call = self.offered;
             let measured = self.measuring;
             if measured {
                 self.offered_measured += 1;
             }
-            let ok = match self.admission.as_mut() {
-                Some(a) => a.admit(self.ends.len(), ctx),
-                None => true,
+            let decision = match self.admission.as_mut() {
+                Some(a) => a.admit(call, self.ends.len(), ctx),
+                None => Admission::Admit,
             };
-            if !ok {
-                self.blocked += 1;
-                if measured {
-                    self.blocked_measured += 1;
+            match decision {
+                Admission::Admit => self.start_call(ctx),
+                Admission::Reject => self.block(measured),
+                Admission::Pending => {
+                    self.pending.insert(call, measured);
                 }
-                continue;
             }
-            self.admitted += 1;
-            let hold = match self.holding {
-                Holding::Exp(m) => self.rng.exp(m),
-                Holding::Fixed(m) => m,
-            };
-            let end = now + secs(hold).max(1);
-            self.ends.push(Reverse(end));
-            self.active.set(now, self.ends.len() as f64);
-            let flow = ctx.flows.open(self.group, now);
-            let mut frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
-            let model = self.shared[self.model.pick_index(&mut frng)].clone();
-            let src = Source::with_shared(model, self.tmpl, flow, 0, end, self.jitter, frng);
-            ctx.spawn(String::new(), Box::new(src));
         }
         self.schedule_next(ctx);
+    }
+
+    fn on_signal(&mut self, from: AgentId, msg: &dyn Any, ctx: &mut Ctx) {
+        let Some(mut policy) = self.admission.take() else {
+            return;
+        };
+        let mut decided = Vec::new();
+        policy.on_signal(from, msg, ctx, &mut decided);
+        self.admission = Some(policy);
+        if decided.is_empty() {
+            return;
+        }
+        self.expire(ctx.now());
+        for (call, admitted) in decided {
+            let Some(measured) = self.pending.remove(&call) else {
+                continue;
+            };
+            if admitted {
+                self.start_call(ctx);
+            } else {
+                self.block(measured);
+            }
+        }
     }
 
     fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {

@@ -1,8 +1,9 @@
 //! The PCN egress: Congestion Level Estimate and sustainable-aggregate-rate measurement
 //! per ingress–egress aggregate.
 
-use super::ingress::PcnIngress;
 use super::marks;
+pub use super::signals::SarReport;
+use super::signals::{CleAnswer, CleRequest};
 use crate::net::{AgentId, NodeId, Packet, NONE};
 use crate::time::{to_secs, Time, PS_PER_MS};
 use crate::world::{Agent, Ctx};
@@ -116,19 +117,6 @@ impl CongestionLevelEstimate {
     }
 }
 
-/// A sustainable aggregate rate sent by an egress to an ingress.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SarReport {
-    /// When the measurement ended and the report left the egress.
-    pub sent: Time,
-    /// When it reaches the ingress.
-    pub arrives: Time,
-    /// The aggregate's ingress node.
-    pub ingress_node: NodeId,
-    /// The sustainable aggregate rate, bits per second.
-    pub sar_bps: f64,
-}
-
 #[derive(Clone, Debug)]
 struct EgressIea {
     ingress_node: NodeId,
@@ -226,7 +214,7 @@ impl PcnEgress {
     }
 
     /// Registers the IEA entering at `ingress_node`: its SAR reports go to the
-    /// [`PcnIngress`] agent `ingress_agent` and arrive `sar_delay` after they leave.
+    /// [`super::PcnIngress`] agent `ingress_agent` and arrive `sar_delay` after they leave.
     /// Packets of unregistered IEAs still get a CLE, but their SARs go nowhere.
     pub fn add_iea(&mut self, ingress_node: NodeId, ingress_agent: AgentId, sar_delay: Time) {
         let s = self.slot(ingress_node);
@@ -304,16 +292,24 @@ impl PcnEgress {
         self.sars.push(report);
         let agent = a.ingress_agent;
         if agent != NONE {
-            ctx.call(agent, |ing, c| {
-                if let Some(ing) = ing.as_any_mut().downcast_mut::<PcnIngress>() {
-                    ing.receive_sar_at(report.arrives, sar_bps, c);
-                }
-            });
+            ctx.signal(agent, a.sar_delay, report);
         }
     }
 }
 
 impl Agent for PcnEgress {
+    /// An admission request: answer with the aggregate's CLE now.
+    fn on_signal(&mut self, from: AgentId, msg: &dyn std::any::Any, ctx: &mut Ctx) {
+        if let Some(r) = msg.downcast_ref::<CleRequest>() {
+            let answer = CleAnswer {
+                call: r.call,
+                requested: r.requested,
+                cle: self.cle(r.ingress_node),
+            };
+            ctx.signal(from, r.reply_after, answer);
+        }
+    }
+
     fn start(&mut self, ctx: &mut Ctx) {
         if let CleMode::Interval { period, .. } = self.mode {
             assert!(period > 0, "CLE interval must be positive");

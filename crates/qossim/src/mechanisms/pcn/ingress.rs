@@ -2,11 +2,11 @@
 //! from the egress's Congestion Level Estimate, and flow termination from the sustainable
 //! aggregate rate.
 
-use super::egress::PcnEgress;
 use super::marks;
+use super::signals::{CleAnswer, CleRequest, SarReport};
 use crate::engine::{Event, Target};
 use crate::metrics::TimeAverage;
-use crate::net::{AgentId, FlowId, LinkId, Network, NodeId};
+use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, NONE};
 use crate::rng::Rng;
 use crate::time::{secs, to_secs, Time, NEVER, PS_PER_MS};
 use crate::traffic::{Arrivals, Holding, PacketTemplate, Source, SourceModel};
@@ -179,7 +179,7 @@ impl IngressConfig {
 /// path's delays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Signalling {
-    /// The egress controller ([`PcnEgress`]) asked for the CLE.
+    /// The egress controller ([`super::PcnEgress`]) asked for the CLE.
     pub egress_agent: AgentId,
     /// Ingress to egress: propagation plus the request's transmission time on every link.
     pub forward: Time,
@@ -281,8 +281,6 @@ struct Measurement {
 }
 
 const ARRIVAL: u32 = 0;
-const REQUEST_AT_EGRESS: u32 = 1;
-const ANSWER: u32 = 2;
 const SAR: u32 = 3;
 const MEASUREMENT_END: u32 = 4;
 const MEASURE_FROM: u32 = 5;
@@ -291,15 +289,15 @@ const MEASURE_FROM: u32 = 5;
 ///
 /// Calls arrive by `cfg.arrivals` until `cfg.stop_arrivals`. With admission control, each
 /// call sends a request that reaches the egress after the signalling forward delay; the
-/// egress answers at once with its current CLE for this aggregate (read from the
-/// [`PcnEgress`] at that instant); the answer arrives after the reverse delay and the call
+/// egress answers at once with its current CLE for this aggregate (the
+/// [`super::PcnEgress`] at that instant, through the signals of [`super::signals`]); the answer arrives after the reverse delay and the call
 /// is admitted iff CLE < `cfg.cle_threshold`. Rejected calls do not retry. Without
 /// admission control every call is admitted on arrival. An admitted flow starts sending
 /// at once: a [`Source`] with [`marks::PCN`] packets, holding time drawn from the call's
 /// own random stream (`<name>/<call number>`, which also drives the flow's model choice
 /// and jitter, so a call's flow is the same whatever happens to other calls).
 ///
-/// Termination: a SAR report (from [`PcnIngress::receive_sar_at`]) starts a
+/// Termination: a SAR report (a [`SarReport`] signal from the egress) starts a
 /// `cfg.rate_measurement` (100 ms) measurement of this ingress's sending rate unless one
 /// is running. The rate is counted from the flow table's per-flow sent bytes (flows of
 /// this ingress only, including flows that end during the measurement). At its end the
@@ -317,8 +315,6 @@ pub struct PcnIngress {
     rng: Rng,
     term_rng: Rng,
     calls: u64,
-    requests: VecDeque<(u64, Time)>,
-    answers: VecDeque<(u64, Time, f64)>,
     active: Vec<ActiveFlow>,
     next_end: Time,
     active_avg: TimeAverage,
@@ -361,8 +357,6 @@ impl PcnIngress {
             group,
             sig,
             calls: 0,
-            requests: VecDeque::new(),
-            answers: VecDeque::new(),
             active: Vec::new(),
             next_end: NEVER,
             active_avg: TimeAverage::default(),
@@ -473,13 +467,6 @@ impl PcnIngress {
         avg.mean(now)
     }
 
-    /// A SAR report of `sar_bps` reaches this controller at `at` (called by the egress,
-    /// with this controller's context, when the report leaves the egress).
-    pub fn receive_sar_at(&mut self, at: Time, sar_bps: f64, ctx: &mut Ctx) {
-        self.queue_sar(at, sar_bps);
-        ctx.timer_at(at, SAR);
-    }
-
     /// Delivers a SAR report of `sar_bps` to the ingress controller `ingress` at `at`
     /// from outside the run (a scripted report, or a controller that is not an agent).
     pub fn schedule_sar(world: &mut World, ingress: AgentId, at: Time, sar_bps: f64) {
@@ -579,8 +566,24 @@ impl PcnIngress {
                 self.offered_measured += 1;
             }
             if self.cfg.admission_control {
-                self.requests.push_back((self.calls, now));
-                ctx.timer(self.sig.forward, REQUEST_AT_EGRESS);
+                let request = CleRequest {
+                    call: self.calls,
+                    requested: now,
+                    ingress_node: self.tmpl.src,
+                    reply_after: self.sig.reverse,
+                };
+                if self.sig.egress_agent == NONE {
+                    // No egress controller: nothing marks, the CLE is 0.
+                    let answer = CleAnswer {
+                        call: self.calls,
+                        requested: now,
+                        cle: 0.0,
+                    };
+                    let me = ctx.me;
+                    ctx.signal(me, self.sig.forward + self.sig.reverse, answer);
+                } else {
+                    ctx.signal(self.sig.egress_agent, self.sig.forward, request);
+                }
             } else {
                 if self.cfg.log_decisions {
                     self.decisions.push(CallDecision {
@@ -597,27 +600,12 @@ impl PcnIngress {
         self.schedule_next_arrival(ctx);
     }
 
-    fn on_request_at_egress(&mut self, ctx: &mut Ctx) {
-        let Some((call, requested)) = self.requests.pop_front() else {
-            return;
-        };
-        let node = self.tmpl.src;
-        let cle = ctx
-            .call(self.sig.egress_agent, |a, _| {
-                a.as_any_mut()
-                    .downcast_mut::<PcnEgress>()
-                    .map(|e| e.cle(node))
-            })
-            .flatten()
-            .unwrap_or(0.0);
-        self.answers.push_back((call, requested, cle));
-        ctx.timer(self.sig.reverse, ANSWER);
-    }
-
-    fn on_answer(&mut self, ctx: &mut Ctx) {
-        let Some((call, requested, cle)) = self.answers.pop_front() else {
-            return;
-        };
+    fn on_answer(&mut self, answer: &CleAnswer, ctx: &mut Ctx) {
+        let CleAnswer {
+            call,
+            requested,
+            cle,
+        } = *answer;
         let admitted = cle < self.cfg.cle_threshold;
         if self.cfg.log_decisions {
             self.decisions.push(CallDecision {
@@ -744,13 +732,23 @@ impl Agent for PcnIngress {
         self.schedule_next_arrival(ctx);
     }
 
+    /// An answer to an admission request, or a SAR report from the egress.
+    fn on_signal(&mut self, _from: AgentId, msg: &dyn std::any::Any, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.expire(now, ctx);
+        if let Some(a) = msg.downcast_ref::<CleAnswer>() {
+            self.on_answer(a, ctx);
+        } else if let Some(r) = msg.downcast_ref::<SarReport>() {
+            self.queue_sar(now, r.sar_bps);
+            self.on_sar(ctx);
+        }
+    }
+
     fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
         let now = ctx.now();
         self.expire(now, ctx);
         match kind {
             ARRIVAL => self.on_arrival(ctx),
-            REQUEST_AT_EGRESS => self.on_request_at_egress(ctx),
-            ANSWER => self.on_answer(ctx),
             SAR => self.on_sar(ctx),
             MEASUREMENT_END => self.on_measurement_end(ctx),
             MEASURE_FROM => {

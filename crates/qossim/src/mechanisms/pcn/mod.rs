@@ -45,6 +45,7 @@ mod egress;
 mod ingress;
 mod marking;
 pub mod scenario;
+pub mod signals;
 mod termination;
 
 pub use accuracy::{

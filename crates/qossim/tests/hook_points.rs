@@ -1,0 +1,319 @@
+//! The plug-in points that control loops use: port elements (an agent on a node's ports,
+//! with its context), typed signals (a delayed-delivery channel between agents) and call
+//! admission that decides later.
+
+use qossim::net::{AgentId, LinkId, NodeId, Packet, NONE};
+use qossim::queue::{DropTail, Limit};
+use qossim::time::{PS_PER_MS, PS_PER_S};
+use qossim::traffic::{
+    Admission, Arrivals, CallAdmission, FlowGenerator, Holding, PacketTemplate, Sink, Source,
+    SourceModel,
+};
+use qossim::world::{Agent, Ctx, PortVerdict, World};
+use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A bit no family owns.
+const SEEN: u16 = 1 << 9;
+
+fn fifo() -> Box<dyn qossim::queue::QueueDisc> {
+    Box::new(DropTail::new(Limit::Packets(1000)))
+}
+
+/// A switch element on both output ports of node B: marks forward packets, absorbs every
+/// third one and answers it with a packet back to the source, and keeps per-port counts.
+#[derive(Default)]
+struct Switch {
+    node: NodeId,
+    reply_to: NodeId,
+    forward: LinkId,
+    backward: LinkId,
+    seen_forward: u64,
+    seen_backward: u64,
+    absorbed: u64,
+    log: Rc<RefCell<Vec<(LinkId, u64)>>>,
+}
+
+impl Agent for Switch {
+    fn on_port(&mut self, link: LinkId, pkt: &mut Packet, ctx: &mut Ctx) -> PortVerdict {
+        self.log.borrow_mut().push((link, pkt.seq));
+        if link == self.backward {
+            self.seen_backward += 1;
+            return PortVerdict::Pass;
+        }
+        assert_eq!(link, self.forward);
+        self.seen_forward += 1;
+        pkt.set(SEEN);
+        if self.seen_forward.is_multiple_of(3) {
+            self.absorbed += 1;
+            let reply = Packet {
+                size: 53,
+                src: self.node,
+                dst: self.reply_to,
+                dst_agent: NONE,
+                route: NONE,
+                seq: pkt.seq,
+                created: ctx.now(),
+                ..Packet::default()
+            };
+            ctx.send(reply);
+            return PortVerdict::Consume;
+        }
+        PortVerdict::Pass
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+#[test]
+fn a_port_element_sees_marks_and_consumes_packets_and_sends_with_its_context() {
+    let mut w = World::new(1);
+    let a = w.net.add_node("A");
+    let b = w.net.add_node("B");
+    let c = w.net.add_node("C");
+    let (ab, _ba) = w.net.add_duplex(a, b, 10_000_000, PS_PER_MS, fifo);
+    let (bc, _) = w.net.add_duplex(b, c, 10_000_000, PS_PER_MS, fifo);
+    let ba = w.net.link_between(b, a).unwrap();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let sw = w.add_agent(
+        "switch",
+        Box::new(Switch {
+            node: b,
+            reply_to: a,
+            forward: bc,
+            backward: ba,
+            log: log.clone(),
+            ..Switch::default()
+        }),
+    );
+    w.attach_port(bc, sw);
+    w.attach_port(ba, sw);
+    let sink = w.add_agent("sink", Box::new(Sink));
+    let g = w.flows.add_group("data");
+    let flow = w.flows.open(g, 0);
+    let tmpl = PacketTemplate::new(a, c, sink);
+    let model = SourceModel::Cbr {
+        size: 1000,
+        interval: 0.001,
+    };
+    let stop = 300 * PS_PER_MS;
+    let src = Source::new(&model, tmpl, flow, 0, stop, 0.0, w.rng("src"));
+    w.add_agent("src", Box::new(src));
+    w.run_until(PS_PER_S);
+    let sent = w.flows.recs[flow as usize].sent_pkts;
+    assert_eq!(sent, 300);
+    let sw = w.agents.get_mut::<Switch>(sw).unwrap();
+    let (fwd, back, absorbed) = (sw.seen_forward, sw.seen_backward, sw.absorbed);
+    assert_eq!(fwd, sent, "every packet crossed the forward port once");
+    assert_eq!(absorbed, sent / 3);
+    assert_eq!(back, absorbed, "each answer left through the backward port");
+    let rx = w.flows.recs[flow as usize].rx_pkts;
+    assert_eq!(rx, sent - absorbed, "absorbed packets never reach the port");
+    assert_eq!(w.net.links[bc as usize].stats.tx_pkts, sent - absorbed);
+    assert_eq!(w.net.links[ab as usize].stats.tx_pkts, sent);
+    assert_eq!(w.net.links[ba as usize].stats.tx_pkts, absorbed);
+    // The answers went to A, which has no agent for them: they were delivered nowhere,
+    // but they did arrive (none is unroutable).
+    assert_eq!(w.net.unroutable, 0);
+    // The element saw forward packets in sending order.
+    let fwd_seqs: Vec<u64> = log
+        .borrow()
+        .iter()
+        .filter(|(l, _)| *l == bc)
+        .map(|(_, s)| *s)
+        .collect();
+    assert!(fwd_seqs.windows(2).all(|p| p[0] < p[1]));
+}
+
+/// Records every signal: (arrival time, sender, which type, value).
+#[derive(Default)]
+struct Listener {
+    got: Vec<(u64, AgentId, &'static str, u64)>,
+}
+
+#[derive(Debug)]
+struct Report(u64);
+#[derive(Debug)]
+struct Request(u64);
+
+impl Agent for Listener {
+    fn on_signal(&mut self, from: AgentId, msg: &dyn Any, ctx: &mut Ctx) {
+        if let Some(r) = msg.downcast_ref::<Report>() {
+            self.got.push((ctx.now(), from, "report", r.0));
+        } else if let Some(r) = msg.downcast_ref::<Request>() {
+            self.got.push((ctx.now(), from, "request", r.0));
+        }
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+struct Talker {
+    to: AgentId,
+}
+
+impl Agent for Talker {
+    fn start(&mut self, ctx: &mut Ctx) {
+        ctx.timer(5 * PS_PER_MS, 0);
+    }
+    fn on_timer(&mut self, _kind: u32, ctx: &mut Ctx) {
+        for i in 0..3 {
+            ctx.signal(self.to, 2 * PS_PER_MS, Report(i));
+        }
+        ctx.signal(self.to, PS_PER_MS, Request(7));
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+#[test]
+fn signals_arrive_after_their_delay_typed_and_in_order() {
+    let mut w = World::new(2);
+    let l = w.add_agent("listener", Box::new(Listener::default()));
+    let t = w.add_agent("talker", Box::new(Talker { to: l }));
+    w.run_until(PS_PER_S);
+    let got = &w.agents.get_mut::<Listener>(l).unwrap().got;
+    let ms = PS_PER_MS;
+    assert_eq!(
+        got,
+        &vec![
+            (6 * ms, t, "request", 7),
+            (7 * ms, t, "report", 0),
+            (7 * ms, t, "report", 1),
+            (7 * ms, t, "report", 2),
+        ]
+    );
+    assert_eq!(w.mail.in_transit(), 0, "delivered letters are freed");
+}
+
+/// Admits each call `delay` after it arrives, by a signal to its own generator.
+struct DelayedAdmit {
+    delay: u64,
+    arrivals: Rc<RefCell<Vec<(u64, u64)>>>,
+}
+
+struct Decide(u64);
+
+impl CallAdmission for DelayedAdmit {
+    fn admit(&mut self, call: u64, _active: usize, ctx: &mut Ctx) -> Admission {
+        self.arrivals.borrow_mut().push((call, ctx.now()));
+        let me = ctx.me;
+        ctx.signal(me, self.delay, Decide(call));
+        Admission::Pending
+    }
+    fn on_signal(
+        &mut self,
+        _from: AgentId,
+        msg: &dyn Any,
+        _ctx: &mut Ctx,
+        decided: &mut Vec<(u64, bool)>,
+    ) {
+        if let Some(Decide(call)) = msg.downcast_ref::<Decide>() {
+            decided.push((*call, true));
+        }
+    }
+}
+
+#[test]
+fn admission_decided_later_starts_each_call_exactly_when_decided() {
+    let mut w = World::new(3);
+    let a = w.net.add_node("A");
+    let b = w.net.add_node("B");
+    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
+    let sink = w.add_agent("sink", Box::new(Sink));
+    let g = w.flows.add_group("calls");
+    let arrivals = Rc::new(RefCell::new(Vec::new()));
+    let delay = 40 * PS_PER_MS;
+    let gen = FlowGenerator::new(
+        "gen",
+        3,
+        SourceModel::Cbr {
+            size: 100,
+            interval: 0.02,
+        },
+        PacketTemplate::new(a, b, sink),
+        g,
+        Arrivals::Poisson { rate: 5.0 },
+        Holding::Fixed(1.0),
+        0.0,
+    )
+    .with_admission(Box::new(DelayedAdmit {
+        delay,
+        arrivals: arrivals.clone(),
+    }));
+    let gid = w.add_agent("gen", Box::new(gen));
+    w.run_until(20 * PS_PER_S);
+    let arrivals = arrivals.borrow();
+    assert!(arrivals.len() > 50, "enough calls: {}", arrivals.len());
+    // Every call decided before the end started a flow exactly `delay` after arriving.
+    let starts: Vec<u64> = w.flows.recs.iter().map(|r| r.start).collect();
+    let decided: Vec<u64> = arrivals
+        .iter()
+        .map(|&(_, t)| t + delay)
+        .filter(|&t| t <= 20 * PS_PER_S)
+        .collect();
+    assert_eq!(starts, decided);
+    let pending = w.agents.get_mut::<FlowGenerator>(gid).unwrap().pending();
+    assert_eq!(pending, arrivals.len() - decided.len());
+}
+
+/// Rejects every call after a delay.
+struct RejectLater;
+
+impl CallAdmission for RejectLater {
+    fn admit(&mut self, call: u64, _active: usize, ctx: &mut Ctx) -> Admission {
+        let me = ctx.me;
+        ctx.signal(me, PS_PER_MS, Decide(call));
+        Admission::Pending
+    }
+    fn on_signal(
+        &mut self,
+        _from: AgentId,
+        msg: &dyn Any,
+        _ctx: &mut Ctx,
+        decided: &mut Vec<(u64, bool)>,
+    ) {
+        if let Some(Decide(call)) = msg.downcast_ref::<Decide>() {
+            decided.push((*call, false));
+        }
+    }
+}
+
+#[test]
+fn calls_rejected_later_count_as_blocked_and_send_nothing() {
+    let mut w = World::new(4);
+    let a = w.net.add_node("A");
+    let b = w.net.add_node("B");
+    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
+    let sink = w.add_agent("sink", Box::new(Sink));
+    let g = w.flows.add_group("calls");
+    let gen = FlowGenerator::new(
+        "gen",
+        4,
+        SourceModel::Cbr {
+            size: 100,
+            interval: 0.02,
+        },
+        PacketTemplate::new(a, b, sink),
+        g,
+        Arrivals::Poisson { rate: 10.0 },
+        Holding::Exp(1.0),
+        0.0,
+    )
+    .with_admission(Box::new(RejectLater));
+    let gid = w.add_agent("gen", Box::new(gen));
+    w.run_until(10 * PS_PER_S);
+    let pending = w.agents.get_mut::<FlowGenerator>(gid).unwrap().pending() as u64;
+    let s = w.summary();
+    let offered = s["agent.gen.offered_calls"].as_u64().unwrap();
+    let blocked = s["agent.gen.blocked_calls"].as_u64().unwrap();
+    assert!(offered > 50);
+    // Calls offered in the last millisecond are still pending.
+    assert_eq!(blocked + pending, offered);
+    assert_eq!(w.flows.recs.len(), 0);
+    assert_eq!(s["group.calls.sent_pkts"].as_u64().unwrap(), 0);
+}

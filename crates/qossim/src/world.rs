@@ -477,7 +477,7 @@ impl World {
         let now = self.sched.now();
         self.net.settle_all(now);
         for l in self.net.links.iter_mut() {
-            l.stats.drops.by_flow.clear();
+            l.stats.drops.on_warmup();
             l.qdisc.on_warmup(now);
             for h in l.hooks.iter_mut() {
                 h.on_warmup(now);

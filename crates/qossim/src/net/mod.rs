@@ -52,7 +52,7 @@ pub trait PortHook {
 }
 
 /// Per-link counters.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct LinkStats {
     /// Packets offered to the port.
     pub arrivals: u64,

@@ -14,7 +14,7 @@ pub use red::{
     red_drop_probability, Red, RedCounters, RedCurve, RedParams, Rio, RioMode, RioParams,
 };
 
-use crate::packet::{marks, Packet};
+use crate::packet::Packet;
 use crate::time::Time;
 
 /// What a queue discipline answers when asked for a packet.
@@ -74,19 +74,17 @@ pub enum DropCause {
     PushedOut,
 }
 
-/// Per-flow drop counters, split the way the DiffServ study reports them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FlowDrops {
-    /// IN packets dropped early.
-    pub in_early: u64,
-    /// IN packets dropped by overflow.
-    pub in_overflow: u64,
-    /// OUT (and unprofiled) packets dropped, any cause.
-    pub out: u64,
+/// Sees every drop a port records: a mechanism's own drop accounting (the DiffServ
+/// family's IN/OUT split per flow, for instance) without fields in the core's log.
+pub trait DropObserver {
+    /// `pkt` was dropped for `cause`.
+    fn on_drop(&mut self, pkt: &Packet, cause: DropCause);
+    /// The warm-up ended: counts measured after it start again.
+    fn on_warmup(&mut self) {}
 }
 
 /// Drop counters of one port.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct DropLog {
     /// All drops, packets.
     pub pkts: u64,
@@ -100,14 +98,22 @@ pub struct DropLog {
     pub policed: u64,
     /// Push-out drops per class (of the packet pushed out).
     pub pushed_out: [u64; 8],
-    /// IN-profile packets dropped early.
-    pub in_early: u64,
-    /// IN-profile packets dropped by overflow.
-    pub in_overflow: u64,
-    /// Per-flow counters, kept only when [`DropLog::track_flows`] is on.
-    pub by_flow: Vec<FlowDrops>,
-    /// Whether to keep per-flow counters.
-    pub track_flows: bool,
+    /// Observers told of every drop, in the order added.
+    observers: Vec<Box<dyn DropObserver>>,
+}
+
+impl std::fmt::Debug for DropLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DropLog")
+            .field("pkts", &self.pkts)
+            .field("bytes", &self.bytes)
+            .field("overflow", &self.overflow)
+            .field("early", &self.early)
+            .field("policed", &self.policed)
+            .field("pushed_out", &self.pushed_out)
+            .field("observers", &self.observers.len())
+            .finish()
+    }
 }
 
 impl DropLog {
@@ -116,40 +122,32 @@ impl DropLog {
         let c = (pkt.class as usize).min(7);
         self.pkts += 1;
         self.bytes += pkt.size as u64;
-        let is_in = pkt.has(marks::IN_PROFILE);
         match cause {
-            DropCause::Overflow => {
-                self.overflow[c] += 1;
-                if is_in {
-                    self.in_overflow += 1;
-                }
-            }
-            DropCause::Early => {
-                self.early[c] += 1;
-                if is_in {
-                    self.in_early += 1;
-                }
-            }
+            DropCause::Overflow => self.overflow[c] += 1,
+            DropCause::Early => self.early[c] += 1,
             DropCause::Policed => self.policed += 1,
             DropCause::PushedOut => self.pushed_out[c] += 1,
         }
-        if self.track_flows {
-            let f = pkt.flow as usize;
-            if self.by_flow.len() <= f {
-                self.by_flow.resize(f + 1, FlowDrops::default());
-            }
-            let d = &mut self.by_flow[f];
-            match (is_in, cause) {
-                (true, DropCause::Early) => d.in_early += 1,
-                (true, DropCause::Overflow) | (true, DropCause::PushedOut) => d.in_overflow += 1,
-                _ => d.out += 1,
-            }
+        for o in self.observers.iter_mut() {
+            o.on_drop(pkt, cause);
         }
     }
 
     /// Records a packet discarded by a port hook.
     pub fn record_policed(&mut self, pkt: &Packet) {
         self.record(pkt, DropCause::Policed);
+    }
+
+    /// Adds an observer told of every later drop.
+    pub fn observe(&mut self, o: Box<dyn DropObserver>) {
+        self.observers.push(o);
+    }
+
+    /// The warm-up ended: tells the observers.
+    pub fn on_warmup(&mut self) {
+        for o in self.observers.iter_mut() {
+            o.on_warmup();
+        }
     }
 
     /// Overflow drops over all classes.

@@ -9,8 +9,8 @@
 //! keys; every other summary stays exactly that of the world.
 
 use crate::meter::{FlowProfiler, Policer};
-use crate::net::LinkId;
-use crate::queue::FlowDrops;
+use crate::net::{marks, LinkId, Packet};
+use crate::queue::{DropCause, DropObserver};
 use crate::scenario::walk::{Cx, Tbl};
 use crate::scenario::{
     BuiltCore, Core, Family, Mechanism, MechanismRun, QueueSpec, Scenario, Topology,
@@ -18,7 +18,50 @@ use crate::scenario::{
 use crate::transport::TcpRenoSender;
 use crate::world::World;
 use serde_json::{json, Map, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
+
+/// Per-flow drop counters, split the way the Assured Service study reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowDrops {
+    /// IN packets dropped early.
+    pub in_early: u64,
+    /// IN packets dropped by overflow (or pushed out).
+    pub in_overflow: u64,
+    /// OUT (and unprofiled) packets dropped, any cause.
+    pub out: u64,
+}
+
+/// A port's drops split per flow into IN early / IN overflow / OUT, counted after the
+/// warm-up: the family's observer on every RED and RIO port.
+#[derive(Clone, Debug, Default)]
+pub struct InOutDrops {
+    /// Counters indexed by flow id.
+    pub by_flow: Vec<FlowDrops>,
+}
+
+/// The observer a port holds; the family keeps the other handle to read it after the run.
+struct InOutObserver(Rc<RefCell<InOutDrops>>);
+
+impl DropObserver for InOutObserver {
+    fn on_drop(&mut self, pkt: &Packet, cause: DropCause) {
+        let mut d = self.0.borrow_mut();
+        let f = pkt.flow as usize;
+        if d.by_flow.len() <= f {
+            d.by_flow.resize(f + 1, FlowDrops::default());
+        }
+        let c = &mut d.by_flow[f];
+        match (pkt.has(marks::IN_PROFILE), cause) {
+            (true, DropCause::Early) => c.in_early += 1,
+            (true, DropCause::Overflow) | (true, DropCause::PushedOut) => c.in_overflow += 1,
+            _ => c.out += 1,
+        }
+    }
+    fn on_warmup(&mut self) {
+        self.0.borrow_mut().by_flow.clear();
+    }
+}
 
 /// The DiffServ family of the scenario language.
 pub struct DiffServFamily;
@@ -65,11 +108,17 @@ impl Mechanism for DiffServSpec {
         w: &mut World,
         core: &BuiltCore,
     ) -> Result<Box<dyn MechanismRun>, String> {
+        let mut tracked = Vec::with_capacity(self.tracked.len());
         for &l in &self.tracked {
-            w.net.links[l].stats.drops.track_flows = true;
+            let counts = Rc::new(RefCell::new(InOutDrops::default()));
+            w.net.links[l]
+                .stats
+                .drops
+                .observe(Box::new(InOutObserver(counts.clone())));
+            tracked.push((l as LinkId, counts));
         }
         Ok(Box::new(DiffServRun {
-            tracked: self.tracked.iter().map(|&l| l as LinkId).collect(),
+            tracked,
             core: core.clone(),
         }))
     }
@@ -80,7 +129,8 @@ impl Mechanism for DiffServSpec {
 
 /// A DiffServ scenario built into a world.
 struct DiffServRun {
-    tracked: Vec<LinkId>,
+    /// RED and RIO links with their IN/OUT drop counts.
+    tracked: Vec<(LinkId, Rc<RefCell<InOutDrops>>)>,
     core: BuiltCore,
 }
 
@@ -103,7 +153,7 @@ fn pct(part: u64, whole: u64) -> Value {
 fn diffserv_summary(
     sc: &Scenario,
     w: &mut World,
-    tracked: &[LinkId],
+    tracked: &[(LinkId, Rc<RefCell<InOutDrops>>)],
     core: &BuiltCore,
     m: &mut Map<String, Value>,
 ) {
@@ -128,10 +178,10 @@ fn diffserv_summary(
             json!(g.sent_pkts_measured),
         );
     }
-    for &l in tracked {
-        let link = &w.net.links[l as usize];
+    for (l, counts) in tracked {
+        let link = &w.net.links[*l as usize];
         let mut per_group = vec![FlowDrops::default(); ngroups];
-        for (f, d) in link.stats.drops.by_flow.iter().enumerate() {
+        for (f, d) in counts.borrow().by_flow.iter().enumerate() {
             let Some(g) = group_of(f) else { continue };
             flow_drops[f].in_early += d.in_early;
             flow_drops[f].in_overflow += d.in_overflow;

@@ -47,6 +47,8 @@ pub trait Agent: Any {
     /// A signal sent with [`Ctx::signal`] by agent `from` arrived. `msg` is the sent
     /// value; a receiver reads the message types it knows (`msg.downcast_ref::<T>()`).
     fn on_signal(&mut self, _from: AgentId, _msg: &dyn Any, _ctx: &mut Ctx) {}
+    /// The warm-up ended at `now`: counts measured after it start again.
+    fn on_warmup(&mut self, _now: Time) {}
     /// Appends summary entries (key relative to the agent's name, value).
     fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
     /// Gives access to the concrete type (for controllers that configure their peers).
@@ -471,8 +473,8 @@ impl World {
         self.sched.at(t, Event::new(Target::Action(id), 0));
     }
 
-    /// The end of the warm-up, broadcast to every port: averages restart, per-flow drop
-    /// counts restart from zero, and each queue discipline and port hook is told.
+    /// The end of the warm-up, one broadcast: link averages restart, and every drop
+    /// observer, queue discipline, port hook and agent is told.
     fn end_warmup(&mut self) {
         let now = self.sched.now();
         self.net.settle_all(now);
@@ -482,6 +484,9 @@ impl World {
             for h in l.hooks.iter_mut() {
                 h.on_warmup(now);
             }
+        }
+        for a in self.agents.slots.iter_mut().flatten() {
+            a.on_warmup(now);
         }
         self.link_tx_at_warmup = self
             .net

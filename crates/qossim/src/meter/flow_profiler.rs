@@ -77,6 +77,11 @@ impl PortHook for FlowProfiler {
         out.push((p.clone() + "in_pkts", self.in_pkts as f64));
         out.push((p + "out_pkts", self.out_pkts as f64));
     }
+    fn on_warmup(&mut self, now: Time) {
+        self.measure_from = now;
+        self.in_pkts = 0;
+        self.out_pkts = 0;
+    }
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }

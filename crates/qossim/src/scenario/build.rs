@@ -121,7 +121,6 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                     let start = t.start + (r.uniform() * tcp.start_spread as f64) as Time;
                     let rcfg = TcpReceiverConfig {
                         delayed_ack: tcp.delayed_ack.then_some(DELAYED_ACK),
-                        measure_from: warmup,
                         ..TcpReceiverConfig::default()
                     };
                     let rx = w.add_agent(&format!("{name}.rx"), Box::new(TcpReceiver::new(rcfg)));
@@ -138,9 +137,7 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                         start_delay: start,
                         ..TcpConfig::default()
                     };
-                    let mut s = TcpRenoSender::new(cfg, tm)
-                        .with_flow(flow)
-                        .measure_from(warmup);
+                    let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow);
                     if let Some(p) = &t.profile {
                         let mut m = p.make(w.rng(&format!("{name}.profile")), start);
                         s = s.with_marker(Box::new(move |pkt, now| {
@@ -171,8 +168,7 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                     c.arrivals,
                     c.holding,
                     t.jitter,
-                )
-                .measure_from(sc.run.warmup);
+                );
                 if let Some(s) = c.stop {
                     g = g.stop_arrivals_at(s);
                 }
@@ -204,7 +200,7 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                     w.add_agent("", Box::new(s));
                 }
                 if !meters.is_empty() {
-                    let hook = FlowProfiler::new(&t.name, first_flow, meters).measure_from(warmup);
+                    let hook = FlowProfiler::new(&t.name, first_flow, meters);
                     w.net.add_hook(first_link, Box::new(hook));
                 }
             }

@@ -291,6 +291,18 @@ impl Agent for FlowGenerator {
         self.schedule_next(ctx);
     }
 
+    /// Blocking and active-call statistics count from the end of the warm-up.
+    fn on_warmup(&mut self, now: Time) {
+        self.expire(now);
+        self.measuring = true;
+        self.active.reset_at(now);
+        self.offered_measured = 0;
+        self.blocked_measured = 0;
+        for m in self.pending.values_mut() {
+            *m = false;
+        }
+    }
+
     fn on_signal(&mut self, from: AgentId, msg: &dyn Any, ctx: &mut Ctx) {
         let Some(mut policy) = self.admission.take() else {
             return;

@@ -558,6 +558,13 @@ impl Agent for TcpRenoSender {
         out.push(("rto_s".into(), json!(to_secs(self.rto()))));
     }
 
+    /// Segment counts restart at the end of the warm-up.
+    fn on_warmup(&mut self, now: Time) {
+        self.measure_from = now;
+        self.stats.segments_measured = 0;
+        self.stats.in_measured = 0;
+    }
+
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
@@ -758,6 +765,12 @@ impl Agent for TcpReceiver {
         out.push(("delivered_segments".into(), json!(self.delivered_segments)));
         out.push(("duplicates".into(), json!(self.duplicates)));
         out.push(("goodput_bps".into(), json!(self.goodput_bps(now))));
+    }
+
+    /// Goodput counts from the end of the warm-up.
+    fn on_warmup(&mut self, now: Time) {
+        self.cfg.measure_from = now;
+        self.measured_bytes = 0;
     }
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {

@@ -138,8 +138,9 @@ fn token_bucket_in_traffic_conforms_in_every_window() {
 
     // Overloaded: the IN traffic uses the contract. Long-run IN rate within 2% of r.
     let span = seq.last().unwrap().0 - seq[0].0;
-    let in_rate = prof.in_bytes as f64 * 8.0 / (span as f64 / PS_PER_S as f64);
-    let offered = (prof.in_bytes + prof.out_bytes) as f64 * 8.0 / (span as f64 / 1e12);
+    let in_rate = prof.counts.in_bytes as f64 * 8.0 / (span as f64 / PS_PER_S as f64);
+    let offered =
+        (prof.counts.in_bytes + prof.counts.out_bytes) as f64 * 8.0 / (span as f64 / 1e12);
     eprintln!(
         "token bucket: {} packets offered at {:.3} Mb/s, IN rate {:.4} Mb/s for r = {} Mb/s",
         seq.len(),

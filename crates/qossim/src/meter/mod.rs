@@ -1,7 +1,7 @@
 //! Edge conditioners: meters and markers that decide whether a packet is in profile.
 //!
 //! Each conditioner is usable in two ways:
-//! - as a [`PortHook`](crate::net::PortHook) on a link's output port, where it sees every
+//! - as a [`PortHook`] on a link's output port, where it sees every
 //!   packet offered to the port and never discards one (it only rewrites marks);
 //! - standalone, through its `meter(&mut self, pkt, now)` method (also available through
 //!   the [`Meter`] trait), so that a host-side profiler can mark a flow's packets before
@@ -32,21 +32,51 @@ pub use policer::{FlowPolicing, Policer};
 pub use token_bucket::{TokenBucket, TokenBucketProfiler, TOKEN_UNITS_PER_BYTE};
 pub use tsw::{OutRule, TswProfiler};
 
-use crate::net::Packet;
+use crate::net::{marks, Packet, PortHook, PortInfo};
 use crate::time::Time;
+use std::any::Any;
 
-/// A meter/marker usable without a port: it looks at a packet at time `now`, may rewrite
-/// its marks, and says whether the packet is in profile afterwards.
+/// A meter/marker: it looks at a packet at time `now`, may rewrite its marks, and says
+/// whether the packet is in profile (or marked) afterwards. Every `Meter` is also a port
+/// hook, through the one adapter below: it sees every packet offered to the port, never
+/// discards one, keeps the FIFO fast path and reports its counters in the summary.
 ///
 /// Calls must come in non-decreasing order of `now`.
-pub trait Meter {
-    /// Meters one packet; returns true if it leaves in profile (IN).
+pub trait Meter: Any {
+    /// Meters one packet; returns true if it leaves in profile (or marked).
     fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool;
+    /// Appends this meter's counters (name, value) for the run summary.
+    fn report(&self, _out: &mut Vec<(String, f64)>) {}
+    /// The warm-up ended at `now`.
+    fn on_warmup(&mut self, _now: Time) {}
+}
+
+impl<M: Meter> PortHook for M {
+    #[inline]
+    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _port: &PortInfo) -> bool {
+        self.meter(pkt, now);
+        true
+    }
+    fn wants_departures(&self) -> bool {
+        false
+    }
+    fn report(&self, out: &mut Vec<(String, f64)>) {
+        Meter::report(self, out);
+    }
+    fn on_warmup(&mut self, now: Time) {
+        Meter::on_warmup(self, now);
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
 }
 
 impl Meter for TokenBucketProfiler {
     fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool {
         TokenBucketProfiler::meter(self, pkt, now)
+    }
+    fn report(&self, out: &mut Vec<(String, f64)>) {
+        self.counts.report("tb_", out);
     }
 }
 
@@ -54,18 +84,65 @@ impl Meter for TswProfiler {
     fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool {
         TswProfiler::meter(self, pkt, now)
     }
+    fn report(&self, out: &mut Vec<(String, f64)>) {
+        self.counts.report("tsw_", out);
+        out.push(("tsw_avg_rate_bps".into(), self.avg_bps()));
+    }
 }
 
 impl Meter for Policer {
     fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool {
         Policer::meter(self, pkt, now)
     }
+    fn report(&self, out: &mut Vec<(String, f64)>) {
+        self.report_counters(out);
+    }
+    fn on_warmup(&mut self, _now: Time) {
+        self.reset_flows();
+    }
+}
+
+/// The IN/OUT counters of a two-colour profiler, and its marking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InOutCounts {
+    /// Packets left IN.
+    pub in_pkts: u64,
+    /// Packets left OUT.
+    pub out_pkts: u64,
+    /// Bytes left IN.
+    pub in_bytes: u64,
+    /// Bytes left OUT.
+    pub out_bytes: u64,
+}
+
+impl InOutCounts {
+    /// Marks `pkt` IN (`is_in`) or OUT and counts it; returns `is_in`.
+    #[inline]
+    pub fn apply(&mut self, pkt: &mut Packet, is_in: bool) -> bool {
+        if is_in {
+            pkt.set(marks::IN_PROFILE);
+            self.in_pkts += 1;
+            self.in_bytes += pkt.size as u64;
+        } else {
+            pkt.clear(marks::IN_PROFILE);
+            self.out_pkts += 1;
+            self.out_bytes += pkt.size as u64;
+        }
+        is_in
+    }
+    /// Appends the counters as `PREFIXin_pkts`, `PREFIXout_pkts`, `PREFIXin_bytes`,
+    /// `PREFIXout_bytes`.
+    pub fn report(&self, prefix: &str, out: &mut Vec<(String, f64)>) {
+        out.push((format!("{prefix}in_pkts"), self.in_pkts as f64));
+        out.push((format!("{prefix}out_pkts"), self.out_pkts as f64));
+        out.push((format!("{prefix}in_bytes"), self.in_bytes as f64));
+        out.push((format!("{prefix}out_bytes"), self.out_bytes as f64));
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::marks;
     use crate::rng::Rng;
     use crate::time::PS_PER_MS;
 

@@ -1,7 +1,7 @@
 //! A policer demoting excess IN traffic of an aggregate to OUT.
 
 use super::token_bucket::TokenBucket;
-use crate::net::{marks, Packet, PortHook, PortInfo, NONE};
+use crate::net::{marks, Packet, NONE};
 use crate::time::Time;
 
 /// IN packets a policer saw, and demoted, of one flow.
@@ -58,6 +58,13 @@ impl Policer {
     /// The bucket (rate, depth, tokens).
     pub fn bucket(&self) -> &TokenBucket {
         &self.bucket
+    }
+
+    /// Appends the policer's counters (IN packets seen, demoted, demoted fraction).
+    pub fn report_counters(&self, out: &mut Vec<(String, f64)>) {
+        out.push(("policer_in_pkts".into(), self.in_seen as f64));
+        out.push(("policer_demoted_pkts".into(), self.demoted as f64));
+        out.push(("policer_demoted_fraction".into(), self.demoted_fraction()));
     }
 
     /// Keeps per-flow counters ([`Policer::by_flow`]) from now on.
@@ -121,30 +128,11 @@ impl Policer {
     }
 }
 
-impl PortHook for Policer {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _port: &PortInfo) -> bool {
-        self.meter(pkt, now);
-        true
-    }
-    fn wants_departures(&self) -> bool {
-        false
-    }
-    fn report(&self, out: &mut Vec<(String, f64)>) {
-        out.push(("policer_in_pkts".into(), self.in_seen as f64));
-        out.push(("policer_demoted_pkts".into(), self.demoted as f64));
-        out.push(("policer_demoted_fraction".into(), self.demoted_fraction()));
-    }
-    fn on_warmup(&mut self, _now: Time) {
-        self.reset_flows();
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::meter::Meter;
+    use crate::net::{marks, PortHook, PortInfo};
 
     fn pkt(size: u32, m: u16) -> Packet {
         Packet {
@@ -175,7 +163,7 @@ mod tests {
         assert_eq!((p.in_seen, p.demoted, p.out_seen), (3, 1, 1));
         assert!((p.demoted_fraction() - 1.0 / 3.0).abs() < 1e-12);
         let mut out = Vec::new();
-        p.report(&mut out);
+        Meter::report(&p, &mut out);
         let keys: Vec<&str> = out.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,

@@ -1,6 +1,7 @@
 //! An exact token bucket and the token-bucket profiler built on it.
 
-use crate::net::{marks, Packet, PortHook, PortInfo};
+use super::InOutCounts;
+use crate::net::Packet;
 use crate::time::{Time, PS_PER_S};
 
 /// Token units per byte: tokens are counted in bit-picoseconds per second, i.e. one bit is
@@ -101,21 +102,15 @@ impl TokenBucket {
 }
 
 /// Token-bucket profiler: a packet that finds at least its size in tokens is marked IN
-/// ([`marks::IN_PROFILE`] set, tokens taken); any other packet is marked OUT (the bit
+/// ([`IN_PROFILE`](crate::net::marks::IN_PROFILE) set, tokens taken); any other packet is marked OUT (the bit
 /// cleared, no tokens taken).
 ///
 /// As a port hook it never discards a packet.
 #[derive(Clone, Debug)]
 pub struct TokenBucketProfiler {
     bucket: TokenBucket,
-    /// Packets marked IN.
-    pub in_pkts: u64,
-    /// Packets marked OUT.
-    pub out_pkts: u64,
-    /// Bytes marked IN.
-    pub in_bytes: u64,
-    /// Bytes marked OUT.
-    pub out_bytes: u64,
+    /// IN/OUT counts.
+    pub counts: InOutCounts,
 }
 
 impl TokenBucketProfiler {
@@ -123,10 +118,7 @@ impl TokenBucketProfiler {
     pub fn new(rate_bps: u64, depth_bytes: u64) -> Self {
         TokenBucketProfiler {
             bucket: TokenBucket::new(rate_bps, depth_bytes),
-            in_pkts: 0,
-            out_pkts: 0,
-            in_bytes: 0,
-            out_bytes: 0,
+            counts: InOutCounts::default(),
         }
     }
 
@@ -138,42 +130,16 @@ impl TokenBucketProfiler {
     /// Marks one packet at `now`; returns true if it is IN.
     #[inline]
     pub fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool {
-        if self.bucket.take(pkt.size, now) {
-            pkt.set(marks::IN_PROFILE);
-            self.in_pkts += 1;
-            self.in_bytes += pkt.size as u64;
-            true
-        } else {
-            pkt.clear(marks::IN_PROFILE);
-            self.out_pkts += 1;
-            self.out_bytes += pkt.size as u64;
-            false
-        }
-    }
-}
-
-impl PortHook for TokenBucketProfiler {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _port: &PortInfo) -> bool {
-        self.meter(pkt, now);
-        true
-    }
-    fn wants_departures(&self) -> bool {
-        false
-    }
-    fn report(&self, out: &mut Vec<(String, f64)>) {
-        out.push(("tb_in_pkts".into(), self.in_pkts as f64));
-        out.push(("tb_out_pkts".into(), self.out_pkts as f64));
-        out.push(("tb_in_bytes".into(), self.in_bytes as f64));
-        out.push(("tb_out_bytes".into(), self.out_bytes as f64));
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
+        let is_in = self.bucket.take(pkt.size, now);
+        self.counts.apply(pkt, is_in)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::meter::Meter;
+    use crate::net::{marks, PortHook, PortInfo};
     use crate::time::{tx_time, PS_PER_MS};
 
     fn pkt(size: u32) -> Packet {
@@ -250,11 +216,16 @@ mod tests {
         let mut c = pkt(1000);
         assert!(p.meter(&mut c, PS_PER_MS + 500 * 1_000_000));
         assert_eq!(
-            (p.in_pkts, p.out_pkts, p.in_bytes, p.out_bytes),
+            (
+                p.counts.in_pkts,
+                p.counts.out_pkts,
+                p.counts.in_bytes,
+                p.counts.out_bytes
+            ),
             (2, 1, 2000, 1000)
         );
         let mut out = Vec::new();
-        p.report(&mut out);
+        Meter::report(&p, &mut out);
         assert_eq!(out[0], ("tb_in_pkts".to_string(), 2.0));
     }
 

@@ -1,6 +1,7 @@
 //! The Time-Sliding-Window profiler of Clark and Fang (two colours: IN and OUT).
 
-use crate::net::{marks, Packet, PortHook, PortInfo};
+use super::InOutCounts;
+use crate::net::Packet;
 use crate::rng::Rng;
 use crate::time::{to_secs, Time};
 
@@ -53,14 +54,8 @@ pub struct TswProfiler {
     avg_bps: f64,
     t_front: Time,
     rng: Rng,
-    /// Packets marked IN.
-    pub in_pkts: u64,
-    /// Packets marked OUT.
-    pub out_pkts: u64,
-    /// Bytes marked IN.
-    pub in_bytes: u64,
-    /// Bytes marked OUT.
-    pub out_bytes: u64,
+    /// IN/OUT counts.
+    pub counts: InOutCounts,
 }
 
 impl TswProfiler {
@@ -78,10 +73,7 @@ impl TswProfiler {
             avg_bps: target_bps as f64,
             t_front: 0,
             rng,
-            in_pkts: 0,
-            out_pkts: 0,
-            in_bytes: 0,
-            out_bytes: 0,
+            counts: InOutCounts::default(),
         }
     }
 
@@ -124,42 +116,14 @@ impl TswProfiler {
         let avg = self.estimate(pkt.size, now);
         let p_out = self.rule.out_probability(avg, self.target_bps);
         let is_in = p_out <= 0.0 || !self.rng.bernoulli(p_out);
-        if is_in {
-            pkt.set(marks::IN_PROFILE);
-            self.in_pkts += 1;
-            self.in_bytes += pkt.size as u64;
-        } else {
-            pkt.clear(marks::IN_PROFILE);
-            self.out_pkts += 1;
-            self.out_bytes += pkt.size as u64;
-        }
-        is_in
-    }
-}
-
-impl PortHook for TswProfiler {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _port: &PortInfo) -> bool {
-        self.meter(pkt, now);
-        true
-    }
-    fn wants_departures(&self) -> bool {
-        false
-    }
-    fn report(&self, out: &mut Vec<(String, f64)>) {
-        out.push(("tsw_in_pkts".into(), self.in_pkts as f64));
-        out.push(("tsw_out_pkts".into(), self.out_pkts as f64));
-        out.push(("tsw_in_bytes".into(), self.in_bytes as f64));
-        out.push(("tsw_out_bytes".into(), self.out_bytes as f64));
-        out.push(("tsw_avg_rate_bps".into(), self.avg_bps));
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
+        self.counts.apply(pkt, is_in)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::marks;
     use crate::time::{PS_PER_MS, PS_PER_S};
 
     fn pkt(size: u32) -> Packet {
@@ -219,7 +183,7 @@ mod tests {
             let mut p = pkt(1000);
             m.meter(&mut p, t);
         }
-        let f = m.out_pkts as f64 / n as f64;
+        let f = m.counts.out_pkts as f64 / n as f64;
         // Binomial sd = sqrt(0.75 * 0.25 / n) = 0.00217; allow 4.5 sd.
         assert!(
             (f - 0.75).abs() < 4.5 * (0.75f64 * 0.25 / n as f64).sqrt(),

@@ -1,7 +1,8 @@
 //! Admission marking: the virtual-queue marker of a PCN bottleneck link.
 
 use super::marks;
-use crate::net::{Packet, PortHook, PortInfo};
+use crate::meter::Meter;
+use crate::net::Packet;
 use crate::rng::Rng;
 use crate::time::{Time, PS_PER_S};
 
@@ -194,14 +195,10 @@ impl VirtualQueueMarker {
     }
 }
 
-impl PortHook for VirtualQueueMarker {
+impl Meter for VirtualQueueMarker {
     #[inline]
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _port: &PortInfo) -> bool {
-        self.meter(pkt, now);
-        true
-    }
-    fn wants_departures(&self) -> bool {
-        false
+    fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool {
+        VirtualQueueMarker::meter(self, pkt, now)
     }
     fn report(&self, out: &mut Vec<(String, f64)>) {
         out.push(("pcn_vq.pcn_pkts".into(), self.pcn_pkts as f64));
@@ -217,9 +214,6 @@ impl PortHook for VirtualQueueMarker {
                 0.0
             },
         ));
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

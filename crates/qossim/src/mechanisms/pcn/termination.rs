@@ -1,8 +1,9 @@
 //! Termination marking: the token-bucket marker of a PCN bottleneck link.
 
 use super::marks;
+use crate::meter::Meter;
 use crate::meter::TokenBucket;
-use crate::net::{Packet, PortHook, PortInfo};
+use crate::net::Packet;
 use crate::time::Time;
 
 /// The termination bucket's depth in packets of the traffic's packet size.
@@ -93,14 +94,10 @@ impl TerminationMarker {
     }
 }
 
-impl PortHook for TerminationMarker {
+impl Meter for TerminationMarker {
     #[inline]
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _port: &PortInfo) -> bool {
-        self.meter(pkt, now);
-        true
-    }
-    fn wants_departures(&self) -> bool {
-        false
+    fn meter(&mut self, pkt: &mut Packet, now: Time) -> bool {
+        TerminationMarker::meter(self, pkt, now)
     }
     fn report(&self, out: &mut Vec<(String, f64)>) {
         out.push(("pcn_tb.pcn_pkts".into(), self.pcn_pkts as f64));
@@ -109,9 +106,6 @@ impl PortHook for TerminationMarker {
             self.termination_marked_pkts as f64,
         ));
         out.push(("pcn_tb.bypassed_pkts".into(), self.bypassed_pkts as f64));
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

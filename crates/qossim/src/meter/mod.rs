@@ -19,7 +19,7 @@
 //! [`FlowProfiler`] wraps any [`Meter`] into a port hook that meters only some flows'
 //! data packets (a host profiler for a source that does not mark its own packets).
 //!
-//! The IN/OUT state lives in the [`marks::IN_PROFILE`](crate::net::marks::IN_PROFILE) bit:
+//! The IN/OUT state lives in the [`marks::IN_PROFILE`] bit:
 //! a packet without it is OUT.
 
 mod flow_profiler;

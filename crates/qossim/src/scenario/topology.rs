@@ -98,19 +98,34 @@ impl Topology {
     pub fn link_between(&self, a: usize, b: usize) -> Option<usize> {
         self.links.iter().position(|l| l.from == a && l.to == b)
     }
-    /// True if `b` can be reached from `a` along links.
+    /// True if `b` can be reached from `a` along links (linear in the topology's size).
     pub fn connected(&self, a: usize, b: usize) -> bool {
-        let mut seen = vec![false; self.nodes.len()];
+        // Out-links of every node, as a compressed adjacency list.
+        let n = self.nodes.len();
+        let mut start = vec![0usize; n + 1];
+        for l in &self.links {
+            start[l.from + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut to = vec![0usize; self.links.len()];
+        for l in &self.links {
+            to[fill[l.from]] = l.to;
+            fill[l.from] += 1;
+        }
+        let mut seen = vec![false; n];
         let mut stack = vec![a];
         seen[a] = true;
         while let Some(u) = stack.pop() {
             if u == b {
                 return true;
             }
-            for l in self.links.iter().filter(|l| l.from == u) {
-                if !seen[l.to] {
-                    seen[l.to] = true;
-                    stack.push(l.to);
+            for &v in &to[start[u]..start[u + 1]] {
+                if !seen[v] {
+                    seen[v] = true;
+                    stack.push(v);
                 }
             }
         }
@@ -850,8 +865,9 @@ fn build_named(
 fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
     let t = root;
     // Duplicate link names (e.g. two graph links between the same nodes).
-    for (i, l) in topo.links.iter().enumerate() {
-        if topo.links[..i].iter().any(|m| m.name == l.name) {
+    let mut names = std::collections::HashSet::with_capacity(topo.links.len());
+    for l in &topo.links {
+        if !names.insert(l.name.as_str()) {
             cx.error(
                 t.line(),
                 "topology.link",

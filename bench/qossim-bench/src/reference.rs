@@ -44,11 +44,12 @@ fn main() {
     });
     let tmpl = PacketTemplate::new(src, dst, sink);
     let mut phase = w.rng("phases");
+    w.reserve_agents(flows);
     for i in 0..flows {
-        let flow = w.flows.open(group, 0);
+        let flow = w.flows.open_shared(group, 0);
         let offset = secs(phase.uniform() * 0.020);
-        let s = Source::new(
-            &model,
+        let s = Source::with_shared(
+            model.clone(),
             tmpl,
             flow,
             offset,

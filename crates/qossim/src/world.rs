@@ -96,6 +96,8 @@ pub struct GroupStats {
     pub rx_pkts_measured: u64,
     /// One-way delay of packets delivered after the warm-up, picoseconds.
     pub delay: Histogram,
+    /// The one record its flows without their own share ([`Flows::open_shared`]).
+    pub shared_flow: Option<FlowId>,
 }
 
 /// The flow table and per-group statistics.
@@ -119,10 +121,25 @@ impl Flows {
         });
         (self.recs.len() - 1) as FlowId
     }
-    /// Marks a flow as stopped.
+    /// Opens a flow of `group` without a record of its own: it shares the group's one
+    /// aggregate record (created on first use), so its packets are counted in the group
+    /// and in that record only. For flows nobody measures individually: they cost no
+    /// per-flow memory. The shared record's `start` is its first flow's start and it is
+    /// never closed.
+    pub fn open_shared(&mut self, group: u32, now: Time) -> FlowId {
+        if let Some(f) = self.groups[group as usize].shared_flow {
+            return f;
+        }
+        let f = self.open(group, now);
+        self.groups[group as usize].shared_flow = Some(f);
+        f
+    }
+    /// Marks a flow as stopped (a shared record stays open).
     pub fn close(&mut self, flow: FlowId, now: Time) {
         if let Some(r) = self.recs.get_mut(flow as usize) {
-            r.stop = r.stop.min(now);
+            if self.groups[r.group as usize].shared_flow != Some(flow) {
+                r.stop = r.stop.min(now);
+            }
         }
     }
     /// Counts a packet sent by a flow's source.
@@ -497,6 +514,12 @@ impl World {
                 (l.stats.tx_bytes, l.stats.tx_bytes_marked)
             })
             .collect();
+    }
+
+    /// Makes room for `n` more agents at once (a builder that knows how many flows it
+    /// will add avoids the arena's doubling, whose peak would otherwise count in memory).
+    pub fn reserve_agents(&mut self, n: usize) {
+        self.agents.slots.reserve_exact(n);
     }
 
     /// Adds an agent; it starts at time 0 (or now, if the run is under way).

@@ -188,3 +188,45 @@ fn reference_scenario_file_is_valid() {
         155_520_000
     );
 }
+
+#[test]
+fn flows_without_their_own_records_count_the_same_in_their_group() {
+    let with = qossim::parse(OK, "s.toml", Path::new("."), &[]).unwrap();
+    let o = [("traffic.0.per_flow".to_string(), "false".to_string())];
+    let without = qossim::parse(OK, "s.toml", Path::new("."), &o).unwrap();
+    assert!(with.traffic[0].per_flow && !without.traffic[0].per_flow);
+    let a = scenario::run(&with, Some(5), &mut |_| true).unwrap();
+    let b = scenario::run(&without, Some(5), &mut |_| true).unwrap();
+    // Every figure of the run is the same: nobody measured the flows one by one.
+    assert_eq!(a.summary, b.summary);
+    let wa = qossim::build(&with, 5).unwrap();
+    let wb = qossim::build(&without, 5).unwrap();
+    assert_eq!(wa.flows.recs.len(), 10);
+    assert_eq!(wb.flows.recs.len(), 1, "the ten flows share one record");
+}
+
+#[test]
+fn per_flow_false_is_refused_where_flows_are_measured_one_by_one() {
+    let tcp = OK
+        .replace("model = \"CBR\"", "model = \"tcp\"")
+        .replace("flows = 10\n", "flows = 10\nper_flow = false\n");
+    let d = diags(&tcp);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0].to_string(),
+        "s.toml:16: traffic.0.per_flow: TCP connections always keep their own records"
+    );
+    let profiled = OK.replace(
+        "flows = 10\n",
+        "flows = 10\nper_flow = false\nprofile = { kind = \"token_bucket\", rate = \"1Mbps\", depth = \"3000B\" }\n",
+    );
+    let d = diags(&profiled);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].to_string().ends_with(
+            "traffic.0.per_flow: a host profile meters each flow: its flows keep their own records"
+        ),
+        "{}",
+        d[0]
+    );
+}

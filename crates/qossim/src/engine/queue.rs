@@ -226,6 +226,9 @@ impl EventQueue for RadixHeapQueue {
     }
 }
 
+/// Entries above which a drained wheel slot's vector is freed rather than kept.
+const SHRINK_ABOVE: usize = 4096;
+
 /// A timing wheel for the near future over a radix heap for the far future.
 ///
 /// Time is cut into slots of `2^slot_bits` picoseconds; the wheel holds the `2^wheel_bits`
@@ -314,6 +317,12 @@ impl WheelQueue {
                 let i = (next & self.mask) as usize;
                 self.cur = next;
                 self.bitmap[i >> 6] &= !(1 << (i & 63));
+                // The drained vector becomes slot i's: give back an exceptionally large
+                // one (a burst of events at one instant, such as every agent's start)
+                // rather than keep it for the rest of the run.
+                if self.current.capacity() > SHRINK_ABOVE {
+                    self.current = Vec::new();
+                }
                 std::mem::swap(&mut self.current, &mut self.slots[i]);
                 if self.current.len() > 1 {
                     self.current

@@ -187,7 +187,11 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                 for i in 0..t.flows {
                     let mut r = w.rng(&format!("traffic.{}/{i}", t.name));
                     let m = shared[model.pick_index(&mut r)].clone();
-                    let flow = w.flows.open(group, t.start);
+                    let flow = if t.per_flow {
+                        w.flows.open(group, t.start)
+                    } else {
+                        w.flows.open_shared(group, t.start)
+                    };
                     if i == 0 {
                         first_flow = flow;
                     }

@@ -134,6 +134,9 @@ pub struct TrafficSpec {
     pub route: Option<Vec<usize>>,
     /// Host profiler applied to each flow (or connection) of the entry.
     pub profile: Option<MeterSpec>,
+    /// Keep a record per flow (`per_flow = false`: the entry's open-loop flows share
+    /// their group's one record, for flows nobody measures individually).
+    pub per_flow: bool,
 }
 
 /// A metric to sample.
@@ -861,6 +864,29 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
     } else {
         Some(None)
     };
+    let per_flow = if t.has("per_flow") {
+        t.bool(cx, "per_flow").and_then(|p| {
+            if !p && matches!(model, Some(TrafficModel::Tcp(_))) {
+                t.error(
+                    cx,
+                    "per_flow",
+                    "TCP connections always keep their own records",
+                );
+                None
+            } else if !p && t.has("profile") {
+                t.error(
+                    cx,
+                    "per_flow",
+                    "a host profile meters each flow: its flows keep their own records",
+                );
+                None
+            } else {
+                Some(p)
+            }
+        })
+    } else {
+        Some(true)
+    };
     t.finish(
         cx,
         &[
@@ -885,6 +911,7 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
             "route",
             "calls",
             "profile",
+            "per_flow",
             "packet_size",
             "wnd",
             "delayed_ack",
@@ -936,6 +963,7 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
         calls: calls?,
         route,
         profile: profile?,
+        per_flow: per_flow?,
     })
 }
 

@@ -118,6 +118,9 @@ impl CongestionLevelEstimate {
 /// A sustainable aggregate rate sent by an egress to an ingress.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SarReport {
+    /// When the measurement began (the termination-marked packet that started it
+    /// arrived): `sent` minus the SAR period.
+    pub measured_from: Time,
     /// When the measurement ended and the report left the egress.
     pub sent: Time,
     /// When it reaches the ingress.
@@ -295,6 +298,7 @@ impl PcnEgress {
         a.terminating = false;
         let sar_bps = a.sar_bytes as f64 * 8.0 / to_secs(self.sar_period);
         let report = SarReport {
+            measured_from: now.saturating_sub(self.sar_period),
             sent: now,
             arrives: now + a.sar_delay,
             ingress_node: a.ingress_node,
@@ -305,7 +309,7 @@ impl PcnEgress {
         if agent != NONE {
             ctx.call(agent, |ing, c| {
                 if let Some(ing) = ing.as_any_mut().downcast_mut::<PcnIngress>() {
-                    ing.receive_sar_at(report.arrives, sar_bps, c);
+                    ing.receive_sar_at(report.arrives, sar_bps, report.measured_from, c);
                 }
             });
         }

@@ -300,14 +300,15 @@ def base_scenario(kind: str) -> dict[str, Any]:
             topology["bottleneck_delay"] = "1ms"
         traffic["offered"] = TERM_OFFERED
         pcn: dict[str, Any] = {
-            # Ingresses ignore SAR reports measured before their last termination, and
-            # round the rate to terminate up to whole flows: see studies/pcn/README.md
-            # ("Stale reports and rounding") for the T2 measurements behind both.
+            # Ingresses act on every SAR report, including one measured before their
+            # last termination, and round the rate to terminate up to whole flows: see
+            # studies/pcn/README.md ("Stale reports and rounding") for the T1 and T2
+            # measurements behind both.
             "termination": {
                 "rt": 0.5,
                 "t_fail": "25s",
                 "rounding": "up",
-                "ignore_stale_reports": True,
+                "ignore_stale_reports": False,
             },
             "per_iea": False,
             "iea_series": False,

@@ -128,12 +128,21 @@ def test_short_s3_run(tmp_path):
     # The connections share the 20 Mb/s bottleneck: their goodputs add up to most of its
     # payload rate, and to at most that plus what was already past the bottleneck at the
     # end of the warm-up but is delivered in order only after it (segments held out of
-    # order at the receivers). That is less than the data in flight: the queue (694
-    # packets) and the bandwidth-delay product (20 Mb/s x 0.1 s / 576 B = 434 packets),
-    # spread over the 15 s measured.
+    # order at the receivers). That is less than the data in flight: the queue (868
+    # packets, from max_th = 0.8 x queue size) and the bandwidth-delay product
+    # (20 Mb/s x 0.1 s / 576 B = 434 packets), spread over the 15 s measured.
+    assert a.physical_queue(a.S3_RIO) == "868p"
     capacity = 20 * 536 / 576
-    slack = (694 + 434) * 536 * 8 / 15 / 1e6
+    slack = (868 + 434) * 536 * 8 / 15 / 1e6
     assert 0.8 * capacity < total <= capacity + slack
+    # The groups are ordered by target: a higher target gets a higher mean goodput, and
+    # every AS group more than the best-effort one.
+    by_target: dict[float, list[float]] = {}
+    for i, t in enumerate(targets):
+        by_target.setdefault(t, []).append(table.cell(str(i), "measured (Mb/s)")["value"])
+    means = [sum(v) / len(v) for _t, v in sorted(by_target.items(), reverse=True)]
+    assert means == sorted(means, reverse=True), means
+    assert len(set(means)) == len(means), means
     assert len(output.figures) == 2
     for _title, path in output.figures:
         assert Path(path).is_file() and Path(path).stat().st_size > 1000

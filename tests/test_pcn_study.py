@@ -80,7 +80,8 @@ def test_tiny_admission_and_termination_experiments(tmp_path):
         for col in ("load (flows)", "access delay (ms)", "RTT (ms)", "actual", "optimal"):
             assert (row, col) in t1, (row, col)
         assert t1[(row, "load (flows)")]["runs"] == 1
-        assert t1[(row, "over-termination (%)")]["runs"] == 1
+        assert t1[(row, "over-termination (pts)")]["runs"] == 1
+        assert t1[(row, "over-termination (% of optimal)")]["runs"] == 1
     # The 2:1 split, and the RTTs of the 1-ms and 50-ms access links (+1-ms bottleneck).
     loads = [t1[(r, "load (flows)")]["value"] for r in ("I1-F", "I2-F")]
     assert 1.3 < loads[0] / loads[1] < 3.0, loads
@@ -93,6 +94,18 @@ def test_tiny_admission_and_termination_experiments(tmp_path):
     optimal = t1[("bottleneck", "optimal")]["value"]
     assert 0.2 < optimal < 0.45
     assert t1[("bottleneck", "actual")]["value"] >= optimal - 2 / bottleneck
+    # Over-termination in points of the load at failure is (actual − optimal) × 100, and
+    # relative to the optimal (actual − optimal) / optimal × 100, from the table's own
+    # columns (one run: the cells are the run's values).
+    for row in ("I1-F", "I2-F", "bottleneck"):
+        actual = t1[(row, "actual")]["value"]
+        opt = t1[(row, "optimal")]["value"]
+        assert t1[(row, "over-termination (pts)")]["value"] == pytest.approx(
+            (actual - opt) * 100, rel=1e-9, abs=1e-9
+        )
+        assert t1[(row, "over-termination (% of optimal)")]["value"] == pytest.approx(
+            (actual - opt) / opt * 100, rel=1e-9, abs=1e-9
+        )
 
     # Figures and the report.
     for name in ("a1_overload.png", "t1_load.png"):

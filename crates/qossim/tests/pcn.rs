@@ -542,6 +542,75 @@ fn termination_rounds_to_whole_flows_by_policy() {
     }
 }
 
+/// Three scripted reports to the aggregate of [`scripted_termination`] (n CBR flows of
+/// 64 kb/s): at 1 s a report measured from 0.9 s asking for 3 flows fewer (terminated at
+/// 1.1 s); at 1.15 s a report measured from 1.05 s, before that termination, with a SAR
+/// of n − 6 flows; at 1.4 s one measured from exactly 1.1 s with a SAR of n − 5 flows.
+/// Returns (n, the ingress's termination events, stale reports counted, active flows).
+fn stale_sequence(ignore_stale: bool) -> (usize, Vec<TerminationEvent>, u64, usize) {
+    let mut w = World::new(11);
+    let topo = single_link(&mut w, 100_000_000, PS_PER_MS);
+    let a = &topo.ieas[0];
+    let mut cfg = IngressConfig::new(cbr(), Arrivals::Poisson { rate: 100.0 });
+    cfg.admission_control = false;
+    cfg.holding = Holding::Fixed(1000.0);
+    cfg.stop_arrivals = secs(0.3);
+    cfg.ignore_stale_reports = ignore_stale;
+    let h = PcnDomain::new(CleMode::per_packet())
+        .iea(&a.name, a.ingress, a.egress, cfg)
+        .build(&mut w)
+        .unwrap();
+    let ag = h.ingresses[0].agent;
+    w.run_until(secs(0.5));
+    let n = w
+        .agents
+        .get_mut::<PcnIngress>(ag)
+        .unwrap()
+        .active_flows()
+        .len();
+    let flows = |k: usize| (n - k) as f64 * 64_000.0;
+    PcnIngress::schedule_report(&mut w, ag, PS_PER_S, flows(3), secs(0.9));
+    PcnIngress::schedule_report(&mut w, ag, secs(1.15), flows(6), secs(1.05));
+    PcnIngress::schedule_report(&mut w, ag, secs(1.4), flows(5), secs(1.1));
+    w.run_until(secs(2.0));
+    let ing = w.agents.get_mut::<PcnIngress>(ag).unwrap();
+    assert_eq!(ing.sars().0, 3);
+    (
+        n,
+        ing.terminations().to_vec(),
+        ing.stale_sars(),
+        ing.active_flows().len(),
+    )
+}
+
+#[test]
+fn stale_reports_are_ignored_only_when_measured_before_the_last_termination() {
+    // Acting on every report: the stale one terminates 3 more flows (sending n − 3 against
+    // a SAR of n − 6), and the last one then finds nothing to terminate.
+    let (n, ev, stale, active) = stale_sequence(false);
+    assert!(n > 15, "{n} flows");
+    let got: Vec<(Time, usize)> = ev.iter().map(|e| (e.at, e.terminated)).collect();
+    assert_eq!(
+        got,
+        vec![(secs(1.1), 3), (secs(1.25), 3), (secs(1.5), 0)],
+        "acting on every report"
+    );
+    assert_eq!((stale, active), (0, n - 6));
+    // Ignoring stale reports: the first report (nothing terminated before it) and the last
+    // (measured from the instant of the termination, not before it) are acted on as
+    // before; only the report measured before the termination is dropped.
+    let (n2, ev, stale, active) = stale_sequence(true);
+    assert_eq!(n2, n);
+    let got: Vec<(Time, usize)> = ev.iter().map(|e| (e.at, e.terminated)).collect();
+    assert_eq!(
+        got,
+        vec![(secs(1.1), 3), (secs(1.5), 2)],
+        "ignoring stale reports"
+    );
+    assert_eq!((stale, active), (1, n - 5));
+    assert!((ev[1].sending_bps - (n - 3) as f64 * 64e3).abs() < 1e-6);
+}
+
 // ---------------------------------------------------------------------------------------
 // Beat-down
 

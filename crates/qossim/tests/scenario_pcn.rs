@@ -96,7 +96,7 @@ ingresses = 4
 access_delays = { from = "1ms", to = "100ms" }
 bottleneck_delay = "10ms"
 [pcn]
-termination = { rt = "70Mbps", t_fail = "20s", rounding = "nearest", depth = "40KB" }
+termination = { rt = "70Mbps", t_fail = "20s", rounding = "nearest", depth = "40KB", ignore_stale_reports = true }
 [pcn.traffic]
 model = "MIX"
 arrivals = "batch"
@@ -122,6 +122,7 @@ jitter = 0.01
     assert_eq!(t.before, RateOrFraction::Fraction(1.0));
     assert_eq!(t.t_fail, secs(20.0));
     assert_eq!(t.rounding, Rounding::Nearest);
+    assert!(t.ignore_stale_reports);
     assert!(t.stop_arrivals);
     let names: Vec<&str> = p.ieas.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, vec!["I1-F", "I2-F", "I3-F", "I4-F"]);
@@ -239,7 +240,7 @@ ingresses = 3
 bottlenecks = ["D-G", "D-F"]
 rA = 0.5
 thresholds = { min = "15ms", max = "5ms" }
-termination = { rt = 1.5, rounding = "sideways", t_fail = "12s" }
+termination = { rt = 1.5, rounding = "sideways", t_fail = "12s", ignore_stale_reports = "yes" }
 [pcn.traffic]
 model = "CBR"
 offered = 0.5
@@ -251,6 +252,7 @@ weights = [1, 2]
         "s.toml:9: pcn.rA: unknown key (did you mean \"ra\"?); expected one of: bottlenecks, cle, iea, iea_series, marking, per_iea, ra, sample_interval, termination, thresholds, traffic",
         // The typo leaves no admission control, so the thresholds have no use.
         "s.toml:10: pcn.thresholds: only used with admission control: give pcn.ra (the configured-admissible-rate)",
+        "s.toml:11: pcn.termination.ignore_stale_reports: expected true or false, found string",
         "s.toml:11: pcn.termination.rounding: unknown rounding \"sideways\"; use \"up\", \"down\" or \"nearest\"",
         "s.toml:11: pcn.termination.rt: a fraction of the link rate must be in (0, 1], got 1.5",
         "s.toml:11: pcn.termination.t_fail: must be before the end of the run (run.duration)",

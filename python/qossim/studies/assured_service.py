@@ -78,6 +78,14 @@ PROFILE_DEPTH = "20KB"
 POLICER_DEPTH = "25KB"
 #: AS target of S1, S2, S4 and S5 (Mb/s).
 TARGET_MBPS = 1.0
+#: Advertised window of every TCP connection (segments). The study does not state it;
+#: 20 segments would cap a 100-ms connection near 0.9 Mb/s, below what its 2 Mb/s-target
+#: connections got, while an unlimited window lets high-target connections overshoot
+#: their profile and lose OUT packets. 64 segments is the common alternative.
+TCP_WINDOW = 64
+#: The physical queue of a RIO router holds max_th / MAX_TH_FRACTION packets (the
+#: study's rule max_th = 0.8 x queue size); S6 states its queue (24 packets).
+MAX_TH_FRACTION = 0.8
 #: TSW window and out-of-profile rule (the spec's min(1, (avg - target)/target)).
 TSW_WIN = "1s"
 TSW_RULE = "over_target"
@@ -246,10 +254,20 @@ def _tcp(i: int, src: str, dst: str, size: int, profile: Mapping[str, Any] | Non
         "model": "tcp",
         "packet_size": f"{size}B",
         "start_spread": START_SPREAD,
+        "wnd": TCP_WINDOW,
     }
     if profile is not None:
         entry["profile"] = dict(profile)
     return entry
+
+
+def physical_queue(rio: str) -> str:
+    """Return the physical queue limit of a RIO router with parameters ``rio``.
+
+    The larger max_th over MAX_TH_FRACTION, rounded up (694 -> 868 packets).
+    """
+    max_th = max(float(part.split("/")[1]) for part in rio.split())
+    return f"{math.ceil(max_th / MAX_TH_FRACTION - 1e-9)}p"
 
 
 def _queue_metrics(link: str) -> list[dict[str, Any]]:
@@ -283,7 +301,12 @@ def dumbbell_scenario(
         raise ValueError("need one profile (or None) per host")
     links: dict[str, Any] = {
         "r0-r1": {
-            "queue": {"kind": "rio", "params": rio, "mean_pkt_size": f"{PACKET_BYTES}B"},
+            "queue": {
+                "kind": "rio",
+                "params": rio,
+                "limit": physical_queue(rio),
+                "mean_pkt_size": f"{PACKET_BYTES}B",
+            },
         }
     }
     if policer_mbps > 0:

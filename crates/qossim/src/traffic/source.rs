@@ -52,6 +52,9 @@ pub enum SourceModel {
         interval: f64,
     },
     /// On-off: CBR at `interval` while on, silent while off; starts in a random phase.
+    /// Packets are sent on the ticks of a clock of period `interval` that keeps running
+    /// through the off periods, so the long-run rate is exactly
+    /// `size / interval x on-fraction`.
     OnOff {
         /// Packet size, bytes.
         size: u32,
@@ -348,6 +351,34 @@ impl Source {
     }
 }
 
+/// The first tick of the packet clock at or after `tick` (a tick itself) that falls inside
+/// an on period, drawing further off and on periods (updating `on_until`, the end of the
+/// current on period) as the clock passes them.
+///
+/// The clock ticks every `spacing` whether the source is on or not, as a codec's frame
+/// clock does through a silence; an on period of length `L` then holds `L / spacing`
+/// ticks on average, so the long-run rate is the nominal `size / spacing x on-fraction`.
+/// (Starting each on period with a packet at its first instant would give
+/// `ceil(L / spacing)` packets: half a packet too many per on period on average.)
+fn next_tick_when_on(
+    mut tick: Time,
+    spacing: Time,
+    on_until: &mut Time,
+    on: &Period,
+    off: &Period,
+    rng: &mut Rng,
+) -> Time {
+    let spacing = spacing.max(1);
+    while tick >= *on_until {
+        let on_start = *on_until + secs(off.draw(rng));
+        *on_until = on_start + secs(on.draw(rng)).max(1);
+        if tick < on_start {
+            tick += (on_start - tick).div_ceil(spacing) * spacing;
+        }
+    }
+    tick
+}
+
 impl Agent for Source {
     fn start(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
@@ -358,14 +389,21 @@ impl Agent for Source {
                 self.next_nominal += secs(self.rng.exp(1.0 / rate));
             }
             (State::OnOff { on_until }, SourceModel::OnOff { on, off, .. }) => {
-                // Start in a random phase of the on-off cycle (stationary start).
+                // Start in a random phase of the on-off cycle (stationary start). The
+                // packet clock starts now and keeps ticking through silences.
                 let p_on = on.mean() / (on.mean() + off.mean());
                 if self.rng.uniform() < p_on {
-                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng));
+                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng)).max(1);
                 } else {
-                    let off_len = secs(off.draw(&mut self.rng));
-                    self.next_nominal += off_len;
-                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng));
+                    *on_until = self.next_nominal;
+                    self.next_nominal = next_tick_when_on(
+                        self.next_nominal,
+                        self.spacing,
+                        on_until,
+                        on,
+                        off,
+                        &mut self.rng,
+                    );
                 }
             }
             (State::Trace { frame, left }, SourceModel::Trace { trace, .. }) => {
@@ -412,12 +450,14 @@ impl Agent for Source {
                 self.next_nominal += secs(self.rng.exp(1.0 / rate)).max(1);
             }
             (State::OnOff { on_until }, SourceModel::OnOff { on, off, .. }) => {
-                self.next_nominal += self.spacing;
-                if self.next_nominal >= *on_until {
-                    let off_len = secs(off.draw(&mut self.rng));
-                    self.next_nominal = *on_until + off_len;
-                    *on_until = self.next_nominal + secs(on.draw(&mut self.rng)).max(1);
-                }
+                self.next_nominal = next_tick_when_on(
+                    self.next_nominal + self.spacing,
+                    self.spacing,
+                    on_until,
+                    on,
+                    off,
+                    &mut self.rng,
+                );
             }
             (State::Trace { frame, left }, SourceModel::Trace { trace, .. }) => {
                 *left -= 1;

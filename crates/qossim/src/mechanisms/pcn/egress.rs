@@ -284,6 +284,7 @@ impl PcnEgress {
         a.terminating = false;
         let sar_bps = a.sar_bytes as f64 * 8.0 / to_secs(self.sar_period);
         let report = SarReport {
+            measured_from: now.saturating_sub(self.sar_period),
             sent: now,
             arrives: now + a.sar_delay,
             ingress_node: a.ingress_node,

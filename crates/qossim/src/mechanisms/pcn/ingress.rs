@@ -136,6 +136,12 @@ pub struct IngressConfig {
     pub rounding: Rounding,
     /// Length of the ingress's sending-rate measurement after a SAR (100 ms).
     pub rate_measurement: Time,
+    /// Ignore a SAR report whose egress measurement began before this ingress's last
+    /// termination (one that terminated at least one flow): such a report describes the
+    /// aggregate as it was before that termination, and acting on it would compare a
+    /// post-termination sending rate with a pre-termination sustainable rate. Off by
+    /// default (every report starts a measurement unless one is running).
+    pub ignore_stale_reports: bool,
     /// Size of an admission request, bytes (its transmission time on every link of the
     /// path adds to the signalling delay).
     pub request_bytes: u32,
@@ -144,7 +150,8 @@ pub struct IngressConfig {
     /// Write the number of active flows at every change to the series
     /// `pcn.<name>.active`.
     pub record_active: bool,
-    /// Write each termination to the series `pcn.<name>.terminated` (on by default; off
+    /// Write each termination to the series `pcn.<name>.terminated`, and each decision's
+    /// SAR and sending rate to `pcn.<name>.round_sar` and `pcn.<name>.round_sending` (on by default; off
     /// keeps runs with hundreds of aggregates from carrying as many empty series).
     pub record_terminations: bool,
     /// Keep every admission decision (see [`PcnIngress::decisions`]).
@@ -166,6 +173,7 @@ impl IngressConfig {
             stop_arrivals: NEVER,
             rounding: Rounding::Up,
             rate_measurement: 100 * PS_PER_MS,
+            ignore_stale_reports: false,
             request_bytes: 64,
             measure_from: 0,
             record_active: false,
@@ -274,6 +282,13 @@ pub struct TerminationEvent {
 }
 
 #[derive(Clone, Copy, Debug)]
+struct PendingSar {
+    at: Time,
+    sar_bps: f64,
+    measured_from: Time,
+}
+
+#[derive(Clone, Copy, Debug)]
 struct Measurement {
     sar_bps: f64,
     sar_received: Time,
@@ -299,13 +314,16 @@ const MEASURE_FROM: u32 = 5;
 ///
 /// Termination: a SAR report (a [`SarReport`] signal from the egress) starts a
 /// `cfg.rate_measurement` (100 ms) measurement of this ingress's sending rate unless one
-/// is running. The rate is counted from the flow table's per-flow sent bytes (flows of
+/// is running, or (with `cfg.ignore_stale_reports`) unless the report's egress
+/// measurement began before this ingress last terminated flows. The rate is counted from the flow table's per-flow sent bytes (flows of
 /// this ingress only, including flows that end during the measurement). At its end the
 /// ingress terminates flows, in random order, whose measured rates sum to
 /// (sending rate − SAR), rounded by `cfg.rounding`
 /// ([`choose_flows_to_terminate`]); terminated flows are stopped and closed at once.
 /// Each termination is written to the series `pcn.<name>.terminated` (value: flows
-/// terminated at that instant).
+/// terminated at that instant), and every decision, terminating or not, to
+/// `pcn.<name>.round_sar` (the SAR acted on) and `pcn.<name>.round_sending` (the measured
+/// sending rate), both in bit/s.
 pub struct PcnIngress {
     name: String,
     cfg: IngressConfig,
@@ -325,13 +343,16 @@ pub struct PcnIngress {
     offered_measured: u64,
     blocked_measured: u64,
     measurement: Option<Measurement>,
-    pending_sars: VecDeque<(Time, f64)>,
+    pending_sars: VecDeque<PendingSar>,
     sars_received: u64,
     sars_ignored: u64,
+    sars_stale: u64,
+    last_termination: Option<Time>,
     terminated: u64,
     terminations: Vec<TerminationEvent>,
     decisions: Vec<CallDecision>,
     terminated_series: Option<usize>,
+    round_series: Option<(usize, usize)>,
     active_series: Option<usize>,
 }
 
@@ -370,10 +391,13 @@ impl PcnIngress {
             pending_sars: VecDeque::new(),
             sars_received: 0,
             sars_ignored: 0,
+            sars_stale: 0,
+            last_termination: None,
             terminated: 0,
             terminations: Vec::new(),
             decisions: Vec::new(),
             terminated_series: None,
+            round_series: None,
             active_series: None,
         }
     }
@@ -434,9 +458,15 @@ impl PcnIngress {
         self.terminated
     }
 
-    /// SAR reports received, and those ignored because a measurement was running.
+    /// SAR reports received, and those ignored (because a measurement was running, or as
+    /// stale reports under `cfg.ignore_stale_reports`).
     pub fn sars(&self) -> (u64, u64) {
         (self.sars_received, self.sars_ignored)
+    }
+
+    /// SAR reports ignored as stale (measured before the last termination).
+    pub fn stale_sars(&self) -> u64 {
+        self.sars_stale
     }
 
     /// Every termination decision so far.
@@ -469,16 +499,36 @@ impl PcnIngress {
 
     /// Delivers a SAR report of `sar_bps` to the ingress controller `ingress` at `at`
     /// from outside the run (a scripted report, or a controller that is not an agent).
+    /// Its measurement is taken to have begun at `at` (never stale).
     pub fn schedule_sar(world: &mut World, ingress: AgentId, at: Time, sar_bps: f64) {
+        Self::schedule_report(world, ingress, at, sar_bps, at);
+    }
+
+    /// Like [`PcnIngress::schedule_sar`] for a report whose egress measurement began at
+    /// `measured_from`.
+    pub fn schedule_report(
+        world: &mut World,
+        ingress: AgentId,
+        at: Time,
+        sar_bps: f64,
+        measured_from: Time,
+    ) {
         if let Some(i) = world.agents.get_mut::<PcnIngress>(ingress) {
-            i.queue_sar(at, sar_bps);
+            i.queue_sar(at, sar_bps, measured_from);
             world.sched.at(at, Event::new(Target::Agent(ingress), SAR));
         }
     }
 
-    fn queue_sar(&mut self, at: Time, sar_bps: f64) {
-        let pos = self.pending_sars.partition_point(|&(t, _)| t <= at);
-        self.pending_sars.insert(pos, (at, sar_bps));
+    fn queue_sar(&mut self, at: Time, sar_bps: f64, measured_from: Time) {
+        let pos = self.pending_sars.partition_point(|p| p.at <= at);
+        self.pending_sars.insert(
+            pos,
+            PendingSar {
+                at,
+                sar_bps,
+                measured_from,
+            },
+        );
     }
 
     fn schedule_next_arrival(&mut self, ctx: &mut Ctx) {
@@ -628,7 +678,12 @@ impl PcnIngress {
 
     fn on_sar(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
-        let Some(&(at, sar_bps)) = self.pending_sars.front() else {
+        let Some(&PendingSar {
+            at,
+            sar_bps,
+            measured_from,
+        }) = self.pending_sars.front()
+        else {
             return;
         };
         if at > now {
@@ -638,6 +693,12 @@ impl PcnIngress {
         self.sars_received += 1;
         if self.measurement.is_some() {
             self.sars_ignored += 1;
+            return;
+        }
+        if self.cfg.ignore_stale_reports && self.last_termination.is_some_and(|t| measured_from < t)
+        {
+            self.sars_ignored += 1;
+            self.sars_stale += 1;
             return;
         }
         for f in self.active.iter_mut() {
@@ -694,6 +755,10 @@ impl PcnIngress {
         });
         let n = chosen.len();
         self.terminated += n as u64;
+        if let Some((sar, sending)) = self.round_series {
+            ctx.rec.push(sar, now, m.sar_bps);
+            ctx.rec.push(sending, now, sending_bps);
+        }
         self.terminations.push(TerminationEvent {
             sar_received: m.sar_received,
             at: now,
@@ -704,6 +769,7 @@ impl PcnIngress {
             terminated_bps,
         });
         if n > 0 {
+            self.last_termination = Some(now);
             if let Some(s) = self.terminated_series {
                 ctx.rec.push(s, now, n as f64);
             }
@@ -720,6 +786,11 @@ impl Agent for PcnIngress {
                 ctx.rec
                     .id(&format!("pcn.{}.terminated", self.name), "flows"),
             );
+            self.round_series = Some((
+                ctx.rec.id(&format!("pcn.{}.round_sar", self.name), "bit/s"),
+                ctx.rec
+                    .id(&format!("pcn.{}.round_sending", self.name), "bit/s"),
+            ));
         }
         if self.cfg.record_active {
             self.active_series = Some(ctx.rec.id(&format!("pcn.{}.active", self.name), "flows"));
@@ -739,7 +810,7 @@ impl Agent for PcnIngress {
         if let Some(a) = msg.downcast_ref::<CleAnswer>() {
             self.on_answer(a, ctx);
         } else if let Some(r) = msg.downcast_ref::<SarReport>() {
-            self.queue_sar(now, r.sar_bps);
+            self.queue_sar(now, r.sar_bps, r.measured_from);
             self.on_sar(ctx);
         }
     }
@@ -775,6 +846,7 @@ impl Agent for PcnIngress {
         out.push(("active_now".into(), json!(self.active_at(now))));
         out.push(("terminated_flows".into(), json!(self.terminated)));
         out.push(("sar_received".into(), json!(self.sars_received)));
+        out.push(("sar_stale".into(), json!(self.sars_stale)));
         out.push(("termination_rounds".into(), json!(self.terminations.len())));
     }
 

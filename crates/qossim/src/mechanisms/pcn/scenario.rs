@@ -103,6 +103,8 @@ pub struct PcnTermination {
     pub sar_period: Time,
     /// The ingress's sending-rate measurement.
     pub rate_measurement: Time,
+    /// Ingresses ignore SAR reports measured before their last termination.
+    pub ignore_stale_reports: bool,
 }
 
 /// How much an aggregate offers.
@@ -632,6 +634,11 @@ fn read_termination(cx: &Cx, p: &Tbl, duration: Option<Time>) -> Option<PcnTermi
     };
     let sar = positive_time(cx, &t, "sar_period", 100 * PS_PER_MS);
     let meas = positive_time(cx, &t, "rate_measurement", 100 * PS_PER_MS);
+    let stale = if t.has("ignore_stale_reports") {
+        t.bool(cx, "ignore_stale_reports")
+    } else {
+        Some(false)
+    };
     t.finish(
         cx,
         &[
@@ -643,6 +650,7 @@ fn read_termination(cx: &Cx, p: &Tbl, duration: Option<Time>) -> Option<PcnTermi
             "stop_arrivals",
             "sar_period",
             "rate_measurement",
+            "ignore_stale_reports",
         ],
     );
     let t_fail = t_fail?;
@@ -665,6 +673,7 @@ fn read_termination(cx: &Cx, p: &Tbl, duration: Option<Time>) -> Option<PcnTermi
         stop_arrivals: stop?,
         sar_period: sar?,
         rate_measurement: meas?,
+        ignore_stale_reports: stale?,
     })
 }
 
@@ -1352,6 +1361,7 @@ fn ingress_config(spec: &PcnSpec, iea: &PcnIea, lambda: f64, warmup: Time) -> In
         }
         cfg.rounding = t.rounding;
         cfg.rate_measurement = t.rate_measurement;
+        cfg.ignore_stale_reports = t.ignore_stale_reports;
     }
     cfg.measure_from = warmup;
     cfg.record_active = spec.iea_series;

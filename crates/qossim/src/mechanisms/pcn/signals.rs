@@ -32,6 +32,9 @@ pub struct CleAnswer {
 /// A sustainable aggregate rate sent by an egress to an ingress.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SarReport {
+    /// When the measurement began (the termination-marked packet that started it
+    /// arrived): `sent` minus the SAR period.
+    pub measured_from: Time,
     /// When the measurement ended and the report left the egress.
     pub sent: Time,
     /// When it reaches the ingress.

@@ -237,7 +237,7 @@ fn red_and_rio_keys_are_validated() {
         &with(r#"queue = { kind = "wred" }"#),
         at,
         "links.r0-r1.queue.kind",
-        "use droptail, priority, red or rio",
+        "use droptail, priority, red, rio or codel",
     );
 }
 

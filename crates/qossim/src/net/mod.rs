@@ -635,9 +635,10 @@ impl Network {
     #[inline]
     fn start_tx<Q: crate::engine::EventQueue>(l: &mut Link, id: LinkId, sched: &mut Scheduler<Q>) {
         let now = sched.now();
-        match l.qdisc.dequeue(now) {
+        match l.qdisc.dequeue_with_drops(now, &mut l.stats.drops) {
             Dequeue::Packet(pkt) => Self::transmit(l, id, pkt, sched),
-            Dequeue::Empty => {}
+            // Head drops may have emptied the queue.
+            Dequeue::Empty => l.stats.queue_avg.set(now, l.qdisc.len() as f64),
             Dequeue::Until(t) => {
                 if !l.wake_pending {
                     l.wake_pending = true;

@@ -4,10 +4,12 @@
 //! [`crate::net`]) owns transmission. Drops are recorded in the port's [`DropLog`] by
 //! cause (overflow, early, policed, pushed out) and class.
 
+mod codel;
 mod droptail;
 mod priority;
 mod red;
 
+pub use codel::{codel_spacing, Codel, CodelCounters, CodelParams};
 pub use droptail::{DropTail, Limit};
 pub use priority::{Priority, TopClassLimit};
 pub use red::{
@@ -34,6 +36,12 @@ pub trait QueueDisc {
     fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut DropLog);
     /// Takes the next packet to transmit.
     fn dequeue(&mut self, now: Time) -> Dequeue;
+    /// Takes the next packet to transmit, recording in `drops` the packets the
+    /// discipline discards while choosing it (the head drops of CoDel). Ports call this
+    /// one; the default is [`QueueDisc::dequeue`], which discards nothing.
+    fn dequeue_with_drops(&mut self, now: Time, _drops: &mut DropLog) -> Dequeue {
+        self.dequeue(now)
+    }
     /// Packets queued.
     fn len(&self) -> usize;
     /// True when nothing is queued.
@@ -66,7 +74,8 @@ pub trait QueueDisc {
 pub enum DropCause {
     /// The queue was full.
     Overflow,
-    /// An active queue management decision before the queue was full (RED family).
+    /// An active queue management decision before the queue was full (RED family,
+    /// CoDel's head drops).
     Early,
     /// A policer or other port hook discarded it.
     Policed,

@@ -6,7 +6,7 @@ use super::{BuiltCore, Connection, MechanismRun, MeterSpec, MetricKind, Scenario
 use crate::meter::{FlowProfiler, Meter, Policer, TokenBucketProfiler, TswProfiler};
 use crate::metrics::{Probe, Series};
 use crate::net::{LinkId, NONE};
-use crate::queue::{DropTail, Limit, Priority, QueueDisc, Red, Rio, TopClassLimit};
+use crate::queue::{Codel, DropTail, Limit, Priority, QueueDisc, Red, Rio, TopClassLimit};
 use crate::time::{secs, to_secs, Time, PS_PER_MS};
 use crate::traffic::{FlowGenerator, MaxActive, PacketTemplate, Sink, Source};
 use crate::transport::{TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender};
@@ -40,6 +40,7 @@ fn make_queue(l: &LinkSpec, seed: u64) -> Box<dyn QueueDisc> {
         )),
         QueueSpec::Red(p) => Box::new(Red::new(p.with_link(l.rate, p.mean_pkt_size), rng())),
         QueueSpec::Rio(p) => Box::new(Rio::new(p.with_link(l.rate, p.mean_pkt_size), rng())),
+        QueueSpec::Codel(p) => Box::new(Codel::new(*p)),
     }
 }
 

@@ -6,7 +6,7 @@
 use super::meters::{read_meter, MeterSpec};
 use super::units::{self, QueueLimit};
 use super::walk::{Cx, Tbl};
-use crate::queue::{RedCurve, RedParams, RioMode, RioParams};
+use crate::queue::{CodelParams, Limit, RedCurve, RedParams, RioMode, RioParams};
 use crate::time::{millis, Time};
 
 /// A queue discipline as configured.
@@ -33,6 +33,8 @@ pub enum QueueSpec {
     Red(RedParams),
     /// RIO, coupled or decoupled. The link rate is filled in when the world is built.
     Rio(RioParams),
+    /// CoDel (RFC 8289).
+    Codel(CodelParams),
 }
 
 impl QueueSpec {
@@ -43,6 +45,7 @@ impl QueueSpec {
             QueueSpec::Priority { .. } => "priority",
             QueueSpec::Red(_) => "red",
             QueueSpec::Rio(_) => "rio",
+            QueueSpec::Codel(_) => "codel",
         }
     }
 }
@@ -240,11 +243,12 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
         }
         Some("red") => read_red(cx, t),
         Some("rio") => read_rio(cx, t),
+        Some("codel") => read_codel(cx, t),
         Some(other) => {
             t.error(
                 cx,
                 "kind",
-                format!("unknown queue kind {other:?}; use droptail, priority, red or rio"),
+                format!("unknown queue kind {other:?}; use droptail, priority, red, rio or codel"),
             );
             None
         }
@@ -272,6 +276,7 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
             "mean_pkt_size",
             "limit",
         ],
+        Some("codel") => &["kind", "limit", "target", "interval", "mtu"],
         Some("priority") => &[
             "kind",
             "limit",
@@ -284,6 +289,72 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
     };
     t.finish(cx, known);
     q
+}
+
+/// CoDel: `limit` (packets or bytes, default 1000p), `target`, `interval`, `mtu`.
+fn read_codel(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
+    let mut p = CodelParams::new(Limit::Packets(1000));
+    let mut ok = true;
+    if t.has("limit") {
+        match t.parsed(cx, "limit", units::parse_limit) {
+            Some(QueueLimit::Packets(n)) => p.limit = Limit::Packets(n as usize),
+            Some(QueueLimit::Bytes(0)) => {
+                t.error(cx, "limit", "must be positive");
+                ok = false;
+            }
+            Some(QueueLimit::Bytes(b)) => p.limit = Limit::Bytes(b),
+            None => ok = false,
+        }
+    }
+    let positive_time = |key: &str, default: Time| -> Option<Time> {
+        if !t.has(key) {
+            return Some(default);
+        }
+        match t.time(cx, key)? {
+            0 => {
+                t.error(cx, key, "must be positive");
+                None
+            }
+            x => Some(x),
+        }
+    };
+    match (
+        positive_time("target", p.target),
+        positive_time("interval", p.interval),
+    ) {
+        (Some(target), Some(interval)) if interval <= target => {
+            t.error(
+                cx,
+                "interval",
+                format!(
+                    "must be longer than target ({}s <= {}s)",
+                    crate::time::to_secs(interval),
+                    crate::time::to_secs(target)
+                ),
+            );
+            ok = false;
+        }
+        (Some(_), Some(interval)) if interval > 1000 * crate::time::PS_PER_S => {
+            t.error(cx, "interval", "must be at most 1000s");
+            ok = false;
+        }
+        (Some(target), Some(interval)) => {
+            p.target = target;
+            p.interval = interval;
+        }
+        _ => ok = false,
+    }
+    if t.has("mtu") {
+        match t.size(cx, "mtu") {
+            Some(m) if m > 0 && m <= u32::MAX as u64 => p.mtu = m as u32,
+            Some(_) => {
+                t.error(cx, "mtu", "must be a positive size, e.g. \"1500B\"");
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    ok.then_some(QueueSpec::Codel(p))
 }
 
 /// A limit in packets (`"840p"`), or `default` when absent.

@@ -280,18 +280,23 @@ def add_ci_figure(
     caption: str,
     points: Sequence[Mapping[str, Any]],
     x: str,
+    *,
+    logx: bool = False,
     **plot: Any,
 ) -> Path | None:
     """Plot curves of :func:`ci_point` points (mean and interval against ``x``) and save.
 
     ``plot`` goes to :func:`qossim.plots.mean_ci` (labels, units, ``group``,
-    ``reference``, title). Nothing is drawn when there are no points.
+    ``reference``, title); ``logx`` makes the x axis logarithmic. Nothing is drawn
+    when there are no points.
     """
     if not points:
         return None
     import pandas as pd
 
     fig = plots.mean_ci(pd.DataFrame(list(points)), x, "mean", ci=("low", "high"), **plot)
+    if logx:
+        fig.axes[0].set_xscale("log")
     return add_figure(output, out_dir, name, caption, fig)
 
 

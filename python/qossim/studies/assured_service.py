@@ -44,6 +44,7 @@ from qossim.stats import CI
 from qossim.studies import StudyOutput, Table
 from qossim.studies.frame import (
     CONFIDENCE,
+    Context,
     Experiment,
     Profiles,
     Study,
@@ -695,6 +696,7 @@ def _queue_figure(
 
 
 def _s1(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S1: RTT influence with token-bucket profiles."""
     setups = _s1_setups()
     by_key, df = _run_dumbbell(plan, ["token_bucket"], setups, out_dir, progress)
     results = {n: by_key[("token_bucket", n)] for n in setups}
@@ -741,6 +743,7 @@ def _s1(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
 
 
 def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S2: token bucket against TSW profilers."""
     setups = [*S1_SETUPS, DUMBBELL_HOSTS]
     runs, _ = _run_dumbbell(plan, ["token_bucket", "tsw"], setups, out_dir, progress)
     by_meter = {
@@ -793,6 +796,7 @@ def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
 
 
 def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S3: different target rates."""
     targets = s3_targets()
     share = excess_share(S3_MBPS, targets)
     f = goodput_factor()
@@ -879,6 +883,7 @@ def _s4_rows(row: Mapping[str, Any], cbr_mbps: float) -> dict[str, float]:
 
 
 def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S4: a non-responsive CBR source."""
     cases: list[tuple[float | None, Sequence[float]]] = [(None, plan.s4_rates)]
     cases += [(t, plan.s4_as_rates) for t in S4_CBR_TARGETS]
     points = [
@@ -975,6 +980,7 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
 
 
 def _s5(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S5: AS against best effort on the excess."""
     n = 25
     runs = _run_dumbbell(plan, ["token_bucket"], [n], out_dir, progress)[0][("token_bucket", n)]
     ideal_as, ideal_be = _dumbbell_ideals(n)
@@ -1020,6 +1026,7 @@ def _quantile(sorted_xs: Sequence[float], q: float) -> float:
 
 
 def _s6(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S6: merging topology with policers."""
     df = run_table(
         [({"experiment": "S6"}, s6_scenario(plan))],
         plan.seeds10,
@@ -1110,20 +1117,13 @@ def notes(plan: Plan, quick: bool) -> list[str]:
     return out
 
 
-def _experiment(exp: str, title: str, fn: Callable[[Plan, Path, bool, StudyOutput], None]):
-    return Experiment(exp, title, lambda c: fn(c.plan, c.out_dir, c.progress, c.output))
+def _call(function: Callable[[Plan, Path, bool, StudyOutput], None], c: Context) -> None:
+    function(c.plan, c.out_dir, c.progress, c.output)
 
 
 STUDY = Study(
     profiles=Profiles(full=FULL, quick=QUICK),
-    experiments=(
-        _experiment("S1", "RTT influence with token-bucket profiles", _s1),
-        _experiment("S2", "token bucket against TSW profilers", _s2),
-        _experiment("S3", "different target rates", _s3),
-        _experiment("S4", "a non-responsive CBR source", _s4),
-        _experiment("S5", "AS against best effort on the excess", _s5),
-        _experiment("S6", "merging topology with policers", _s6),
-    ),
+    experiments=tuple(Experiment.of(f, _call) for f in (_s1, _s2, _s3, _s4, _s5, _s6)),
     notes=notes,
 )
 EXPERIMENTS = STUDY.ids

@@ -105,12 +105,19 @@ class Profiles(Generic[P]):
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    """Set a dotted key in a nested dict (creating tables on the way)."""
+    """Set a dotted key in a nested dict (creating tables on the way).
+
+    As in the engine's overrides, an integer segment indexes an array
+    (``traffic.0.flows``).
+    """
     keys = path.split(".")
-    node = data
+    node: Any = data
     for key in keys[:-1]:
-        node = node.setdefault(key, {})
-    node[keys[-1]] = copy.deepcopy(value)
+        node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
+    if isinstance(node, list):
+        node[int(keys[-1])] = copy.deepcopy(value)
+    else:
+        node[keys[-1]] = copy.deepcopy(value)
 
 
 def apply_overrides(scenario: dict[str, Any], overrides: Iterable[tuple[str, Any]]) -> None:
@@ -328,6 +335,24 @@ class Experiment:
     id: str
     title: str
     run: Callable[[Context], None]
+
+    @classmethod
+    def of(
+        cls,
+        function: Callable[..., None],
+        call: Callable[[Callable[..., None], Context], None],
+    ) -> Experiment:
+        """Declare an experiment from a function whose docstring starts ``ID: title``.
+
+        ``call(function, context)`` runs it (passing what the study's functions take).
+        """
+        head = (function.__doc__ or "").strip().split("\n", 1)[0]
+        exp_id, sep, title = head.partition(": ")
+        if not sep or not exp_id or any(ch.isspace() for ch in exp_id):
+            raise ValueError(
+                f"{function.__qualname__}: the docstring must start 'ID: title', got {head!r}"
+            )
+        return cls(exp_id, title.rstrip("."), lambda context: call(function, context))
 
 
 @dataclass(frozen=True)

@@ -1425,27 +1425,16 @@ def notes(plan: Plan, quick: bool = False) -> list[str]:
     return out
 
 
-def _experiment(exp: str, title: str, fn: Any) -> Experiment:
-    return Experiment(exp, title, lambda c: fn(c.plan, c.shared, c.out_dir, c.output))
+def _call(function: Any, c: frame.Context) -> None:
+    function(c.plan, c.shared, c.out_dir, c.output)
 
 
 STUDY = frame.Study(
     profiles=PROFILES,
-    experiments=(
-        _experiment("A1", "bottleneck aggregation", exp_a1),
-        _experiment("A2", "Poisson against BATCH arrivals", exp_a2),
-        _experiment("A3", "virtual-queue thresholds", exp_a3),
-        _experiment("A4", "ramp against step marking", exp_a4),
-        _experiment("A5", "RTT spread", exp_a5),
-        _experiment("A6", "CLE weight and threshold", exp_a6),
-        _experiment("A7", "ingress aggregation", exp_a7),
-        _experiment("A8", "per-bottleneck over-admission in a parking lot", exp_a8),
-        _experiment("A9", "beat-down of the long aggregate over time", exp_a9),
-        _experiment("T1", "termination: RTT differences", exp_t1),
-        _experiment("T2", "termination: ingress aggregation", exp_t2),
-        _experiment("T3", "termination: packet randomization", exp_t3),
-        _experiment("T4", "termination: multiple bottlenecks", exp_t4),
-        _experiment("T5", "termination: BATCH arrivals", exp_t5),
+    experiments=tuple(
+        Experiment.of(f, _call)
+        for f in (exp_a1, exp_a2, exp_a3, exp_a4, exp_a5, exp_a6, exp_a7, exp_a8, exp_a9)
+        + (exp_t1, exp_t2, exp_t3, exp_t4, exp_t5)
     ),
     notes=notes,
     # All runs of the selected experiments go to one pool (see run_all).

@@ -307,6 +307,7 @@ def _queue_experiment(
 
 
 def _erlang_experiment(ctx: Context) -> None:
+    """erlang_b: loss system against Erlang B."""
     plan: Plan = ctx.plan
     points = [
         (
@@ -407,7 +408,7 @@ STUDY = Study(
                 ctx,
             ),
         ),
-        Experiment("erlang_b", "Loss system against Erlang B", _erlang_experiment),
+        Experiment.of(_erlang_experiment, lambda f, ctx: f(ctx)),
     ),
     notes=notes,
 )

@@ -649,6 +649,13 @@ def _scatter(
             xs.append(t)
             ys.append(r)
             groups.append("AS" if a else "BE")
+    return _goodput_vs_rtt(xs, ys, groups, title)
+
+
+def _goodput_vs_rtt(
+    xs: Sequence[float], ys: Sequence[float], groups: Sequence[str], title: str
+) -> Figure:
+    """Goodput against RTT, one exponential trend per group."""
     return plots.scatter_trend(
         xs,
         ys,
@@ -721,17 +728,7 @@ def _s1(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
             xs += run.rtt_ms
             ys += run.rate
             groups += [label] * len(run.rate)
-    fig = plots.scatter_trend(
-        xs,
-        ys,
-        groups,
-        "exp",
-        x_label="RTT (propagation)",
-        x_unit="ms",
-        y_label="goodput",
-        y_unit="Mbit/s",
-        title="S1: all best effort vs all AS",
-    )
+    fig = _goodput_vs_rtt(xs, ys, groups, "S1: all best effort vs all AS")
     add_figure(output, out_dir, "s1_all_be_vs_all_as", "S1: all best effort vs all AS", fig)
     for n, name in ((0, "all_be"), (DUMBBELL_HOSTS, "all_as")):
         part = df[df["setup"] == n]

@@ -811,19 +811,38 @@ def _overload_figure(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput)
         for t in ("CBR", "VBR")
         for k in plan.overloads
     ]
+    _over_admission_figure(
+        output,
+        out_dir,
+        ("a1_overload", "A1: over-admission against demand overload"),
+        points,
+        ("k", "demand overload k", "× Ra"),
+        group="series",
+        title="A1: over-admission against overload (Poisson arrivals)",
+    )
+
+
+def _over_admission_figure(
+    output: StudyOutput,
+    out_dir: Path,
+    name: tuple[str, str],
+    points: Sequence[Mapping[str, Any]],
+    x: tuple[str, str, str],
+    **plot: Any,
+) -> None:
+    """Curves of over-admission (%) against ``x`` = (column, label, unit)."""
+    column, label, unit = x
     add_ci_figure(
         output,
         out_dir,
-        "a1_overload",
-        "A1: over-admission against demand overload",
+        *name,
         points,
-        "k",
-        group="series",
-        x_label="demand overload k",
-        x_unit="× Ra",
+        column,
+        x_label=label,
+        x_unit=unit,
         y_label="over-admission",
         y_unit="%",
-        title="A1: over-admission against overload (Poisson arrivals)",
+        **plot,
     )
 
 
@@ -1002,19 +1021,14 @@ def exp_a7(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
             table.add_ci(row, SD, sd)
             curve.append(ci_point("n", n, over, type=kind))
     output.tables.append(table)
-    add_ci_figure(
+    _over_admission_figure(
         output,
         out_dir,
-        "a7_ingresses",
-        "A7: over-admission against the number of ingresses",
+        ("a7_ingresses", "A7: over-admission against the number of ingresses"),
         curve,
-        "n",
+        ("n", "ingresses", "count"),
         logx=True,
         group="type",
-        x_label="ingresses",
-        x_unit="count",
-        y_label="over-admission",
-        y_unit="%",
         title="A7: over-admission against ingress aggregation",
     )
 

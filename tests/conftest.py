@@ -2,8 +2,9 @@
 
 Tests of the pure-Python front end never need the compiled core: the
 ``fake_engine`` fixture monkeypatches :mod:`qossim._engine` with the
-deterministic stand-in of :mod:`qossim._fake_engine` for this process, and
-sets ``QOSSIM_FAKE_ENGINE=1`` so that subprocesses and worker processes
+deterministic stand-in of ``tests/fake_engine.py`` (which speaks the engine's
+scenario format and result shape) for this process, and sets
+``QOSSIM_FAKE_ENGINE`` to that file so that subprocesses and worker processes
 (process pools, Dask, Ray) use it too.
 """
 
@@ -25,15 +26,41 @@ try:
 except ImportError:  # running without PYTHONPATH=python
     sys.path.insert(0, str(PYTHON_DIR))
 
-from qossim import _engine, _fake_engine  # noqa: E402
+from qossim import _engine  # noqa: E402
 
+#: The stand-in engine's file (``QOSSIM_FAKE_ENGINE`` names it).
+FAKE_ENGINE_FILE = Path(__file__).resolve().parent / "fake_engine.py"
+_fake_engine = _engine._stand_in(str(FAKE_ENGINE_FILE))
+
+#: A small scenario in the engine's language: one link, one traffic entry, two series.
 SCENARIO = textwrap.dedent(
     """\
-    [simulation]
+    [run]
     duration = "10s"
+    warmup = "1s"
 
-    [traffic]
-    load = 0.5
+    [topology]
+    kind = "single_link"
+    rate = "10Mbps"
+
+    [[traffic]]
+    name = "voice"
+    from = "a"
+    to = "b"
+    model = "poisson"
+    rate = "100/s"
+    size = "200B"
+    flows = 5
+
+    [[metric]]
+    kind = "link_throughput"
+    link = "a-b"
+    interval = "1s"
+
+    [[metric]]
+    kind = "queue_length"
+    link = "a-b"
+    interval = "1s"
     """
 )
 
@@ -73,7 +100,7 @@ class FakeEngine:
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
     """Replace the compiled engine by the deterministic stand-in."""
     fake = FakeEngine()
-    monkeypatch.setenv(_engine.FAKE_ENGINE_ENV, "1")
+    monkeypatch.setenv(_engine.FAKE_ENGINE_ENV, str(FAKE_ENGINE_FILE))
     monkeypatch.delenv(_fake_engine.SLEEP_ENV, raising=False)
     monkeypatch.delenv(_fake_engine.LOG_ENV, raising=False)
     monkeypatch.setattr(_engine, "validate", fake.validate)
@@ -94,7 +121,7 @@ def write_campaign(
     directory: Path,
     *,
     seeds: str = "[1, 2, 3]",
-    grid: str = '"traffic.load" = [0.5, 0.9]',
+    grid: str = '"traffic.0.flows" = [5, 9]',
     extra: str = "",
     name: str = "demo",
 ) -> Path:
@@ -110,7 +137,7 @@ def write_campaign(
 
 @pytest.fixture
 def campaign_file(tmp_path: Path) -> Path:
-    """A campaign of 2 loads x 3 seeds over the stand-in scenario."""
+    """A campaign of 2 flow counts x 3 seeds over the stand-in scenario."""
     return write_campaign(tmp_path)
 
 
@@ -119,7 +146,7 @@ def cli_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), *([path] if path else [])])
-    env[_engine.FAKE_ENGINE_ENV] = "1"
+    env[_engine.FAKE_ENGINE_ENV] = str(FAKE_ENGINE_FILE)
     env.update(extra)
     return env
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import qossim
-from qossim import _engine
+from qossim import _engine, _toml
 from qossim.errors import EngineUnavailableError, QossimError, ScenarioError
 
 pytestmark = pytest.mark.usefixtures("fake_engine")
@@ -15,7 +15,7 @@ def test_run_from_path_dict_and_text_agree(scenario_file):
     """A file, the same content as a dict, and as text give the same summary."""
     from_path = qossim.run(scenario_file, seed=5)
     from_str = qossim.run(str(scenario_file), seed=5)
-    from_dict = qossim.run({"simulation": {"duration": "10s"}, "traffic": {"load": 0.5}}, seed=5)
+    from_dict = qossim.run(_toml.loads(scenario_file.read_text()), seed=5)
     from_text = qossim.run_text(scenario_file.read_text(), seed=5)
     assert from_path.summary == from_str.summary == from_text.summary
     assert from_dict.summary == from_path.summary
@@ -34,23 +34,23 @@ def test_same_seed_same_result_other_seed_differs(scenario_file):
 
 def test_overrides_reach_the_engine(scenario_file, fake_engine):
     """set= accepts a dict, key=value strings or pairs, passed on as strings."""
-    qossim.run(scenario_file, seed=1, set={"traffic.load": 0.9})
-    qossim.run(scenario_file, seed=1, set=["traffic.load=0.9"])
-    qossim.run(scenario_file, seed=1, set=[("traffic.load", 0.9)])
-    assert [overrides for _, overrides in fake_engine.runs] == [[("traffic.load", "0.9")]] * 3
-    high = qossim.run(scenario_file, seed=1, set={"traffic.load": 0.9}).summary
+    qossim.run(scenario_file, seed=1, set={"traffic.0.flows": 9})
+    qossim.run(scenario_file, seed=1, set=["traffic.0.flows=9"])
+    qossim.run(scenario_file, seed=1, set=[("traffic.0.flows", 9)])
+    assert [overrides for _, overrides in fake_engine.runs] == [[("traffic.0.flows", "9")]] * 3
+    high = qossim.run(scenario_file, seed=1, set={"traffic.0.flows": 9}).summary
     low = qossim.run(scenario_file, seed=1).summary
-    assert high["throughput_mbps"] > low["throughput_mbps"]
+    assert high["group.voice.throughput_bps"] > low["group.voice.throughput_bps"]
 
 
 def test_result_interface(scenario_file):
     """Result exposes summary, series names, DataFrames and the manifest."""
     result = qossim.run(scenario_file, seed=1)
-    assert set(result.summary) >= {"throughput_mbps", "loss_ratio"}
-    assert result.series_names == ["queue", "throughput"]
-    frame = result.timeseries("throughput")
-    assert list(frame.columns) == ["t_s", "rate_mbps"]
-    assert len(frame) == 20
+    assert set(result.summary) >= {"link.a-b.throughput_bps", "group.voice.delay_mean_s"}
+    assert result.series_names == ["a-b.throughput", "a-b.queue"]  # in [[metric]] order
+    frame = result.timeseries("a-b.throughput")
+    assert list(frame.columns) == ["t", "value"]
+    assert len(frame) == 10  # 10 s sampled every second
     assert result.manifest["seed"] == 1
     assert "Result(seed=1" in repr(result)
 
@@ -66,10 +66,13 @@ def test_progress_callback_receives_fractions(scenario_file):
 def test_invalid_scenario_raises_with_diagnostics(scenario_file):
     """ScenarioError carries one diagnostic per problem, FILE:LINE: key: reason."""
     with pytest.raises(ScenarioError) as info:
-        qossim.run(scenario_file, set={"traffic.load": 20, "simulation.duration": "x"})
+        qossim.run(scenario_file, set={"traffic.0.flows": -1, "run.duration": "x"})
     lines = info.value.diagnostics
     assert len(lines) == 2
-    assert all(line.startswith(f"{scenario_file}:") for line in lines)
+    assert [line.split(": ")[:2] for line in lines] == [
+        ["--set:1", "traffic.0.flows"],
+        ["--set:2", "run.duration"],
+    ]
     assert isinstance(info.value, ValueError)
     assert str(info.value) == "\n".join(lines)
 
@@ -77,9 +80,12 @@ def test_invalid_scenario_raises_with_diagnostics(scenario_file):
 def test_validate(scenario_file):
     """validate returns an empty list for a valid scenario, diagnostics otherwise."""
     assert qossim.validate(scenario_file) == []
-    assert qossim.validate(scenario_file, set=["traffic.load=11"]) == [
-        f"{scenario_file}:5: traffic.load: must be a number in [0, 10), got 11"
+    assert qossim.validate(scenario_file, set=["traffic.0.flows=-1"]) == [
+        "--set:1: traffic.0.flows: must not be negative, got -1"
     ]
+    bad = scenario_file.with_name("bad.toml")
+    bad.write_text(scenario_file.read_text().replace("flows = 5", "flows = -5"))
+    assert qossim.validate(bad) == [f"{bad}:16: traffic.0.flows: must not be negative, got -5"]
     assert qossim.validate_text("x = [", filename="t.toml")[0].startswith("t.toml:1: <toml>:")
 
 

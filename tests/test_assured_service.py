@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STUDY_DIR = ROOT / "studies" / "assured-service"
 
 needs_engine = pytest.mark.skipif(
-    os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
+    bool(os.environ.get("QOSSIM_FAKE_ENGINE")), reason="needs the real engine"
 )
 
 

@@ -21,9 +21,9 @@ def test_load_campaign(campaign_file):
     spec = Campaign.load(campaign_file)
     assert spec.name == "demo"
     assert spec.seeds == [1, 2, 3]
-    assert spec.grid == {"traffic.load": [0.5, 0.9]}
+    assert spec.grid == {"traffic.0.flows": [5, 9]}
     assert spec.scenario_text == (campaign_file.parent / "scenario.toml").read_text()
-    assert spec.points() == [{"traffic.load": 0.5}, {"traffic.load": 0.9}]
+    assert spec.points() == [{"traffic.0.flows": 5}, {"traffic.0.flows": 9}]
 
 
 def test_seed_count_and_nested_grid(tmp_path, make_campaign):
@@ -31,19 +31,19 @@ def test_seed_count_and_nested_grid(tmp_path, make_campaign):
     path = make_campaign(
         tmp_path,
         seeds="4",
-        grid="traffic.load = [0.1, 0.2]\nfake.tag = ['a', 'b', 'c']",
-        extra='\n[set]\n"simulation.duration" = "5s"\n',
+        grid="traffic.0.flows = [1, 2]\nfake.tag = ['a', 'b', 'c']",
+        extra='\n[set]\n"run.duration" = "5s"\n',
     )
     spec = Campaign.load(path)
     assert spec.seeds == [1, 2, 3, 4]
-    assert spec.grid == {"traffic.load": [0.1, 0.2], "fake.tag": ["a", "b", "c"]}
-    assert spec.fixed == {"simulation.duration": "5s"}
+    assert spec.grid == {"traffic.0.flows": [1, 2], "fake.tag": ["a", "b", "c"]}
+    assert spec.fixed == {"run.duration": "5s"}
     jobs = spec.jobs(tmp_path / "out")
     assert len(jobs) == 2 * 3 * 4
     assert len({j.key for j in jobs}) == len(jobs)
     assert jobs[0].overrides == (
-        ("simulation.duration", "5s"),
-        ("traffic.load", "0.1"),
+        ("run.duration", "5s"),
+        ("traffic.0.flows", "1"),
         ("fake.tag", "a"),
     )
     assert [j.key for j in jobs] == [j.key for j in spec.jobs(tmp_path / "elsewhere")]
@@ -83,13 +83,16 @@ def test_run_campaign_table(campaign_file, tmp_path):
     """One row per run: parameters, seed, scalar metrics, run key."""
     table = run_campaign(campaign_file, jobs=1, progress=False, out=tmp_path / "out")
     assert len(table) == 6
-    assert list(table.columns[:2]) == ["traffic.load", "seed"]
+    assert list(table.columns[:2]) == ["traffic.0.flows", "seed"]
     assert table.columns[-1] == "run_key"
-    assert {"throughput_mbps", "loss_ratio", "per_class.ef.loss_ratio", "model"} <= set(
-        table.columns
-    )
+    assert {
+        "link.a-b.throughput_bps",
+        "group.voice.delay_mean_s",
+        "series.a-b.queue.mean",
+        "events",
+    } <= set(table.columns)
     assert table["seed"].tolist() == [1, 2, 3, 1, 2, 3]
-    assert table["traffic.load"].tolist() == [0.5, 0.5, 0.5, 0.9, 0.9, 0.9]
+    assert table["traffic.0.flows"].tolist() == [5, 5, 5, 9, 9, 9]
     assert table.attrs["counts"] == {"total": 6, "cached": 0, "done": 6}
     assert (tmp_path / "out" / "runs.csv").is_file()
     assert (tmp_path / "out" / "summary.csv").is_file()
@@ -116,7 +119,7 @@ def test_only_missing_runs_execute(campaign_file, tmp_path, fake_engine):
     shutil.rmtree(victim)
     fake_engine.runs.clear()
     again = run_campaign(campaign_file, jobs=1, progress=False, out=out)
-    assert fake_engine.runs == [(2, [("traffic.load", "0.9")])]
+    assert fake_engine.runs == [(2, [("traffic.0.flows", "9")])]
     assert again.attrs["counts"]["done"] == 1
     assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(table["run_key"])
     pd.testing.assert_frame_equal(table, again)
@@ -127,7 +130,7 @@ def test_growing_the_grid_reuses_runs(tmp_path, make_campaign, fake_engine):
     out = tmp_path / "out"
     run_campaign(make_campaign(tmp_path, seeds="2"), jobs=1, progress=False, out=out)
     assert len(fake_engine.runs) == 4
-    path = make_campaign(tmp_path, seeds="3", grid='"traffic.load" = [0.5, 0.9, 0.7]')
+    path = make_campaign(tmp_path, seeds="3", grid='"traffic.0.flows" = [5, 9, 7]')
     table = run_campaign(path, jobs=1, progress=False, out=out)
     assert len(fake_engine.runs) == 4 + 5
     assert len(table) == 9
@@ -136,13 +139,12 @@ def test_growing_the_grid_reuses_runs(tmp_path, make_campaign, fake_engine):
 
 def test_invalid_grid_point_stops_before_running(tmp_path, make_campaign, fake_engine):
     """A grid value the scenario rejects fails validation; nothing runs."""
-    path = make_campaign(tmp_path, grid='"traffic.load" = [0.5, 42]')
+    path = make_campaign(tmp_path, grid='"traffic.0.flows" = [5, -1]')
     out = tmp_path / "out"
     with pytest.raises(CampaignError) as info:
         run_campaign(path, jobs=1, progress=False, out=out)
-    assert info.value.lines == [
-        f"{tmp_path / 'scenario.toml'}:5: traffic.load: must be a number in [0, 10), got 42"
-    ]
+    # The engine names a value that came from an override by its place among them.
+    assert info.value.lines == ["--set:1: traffic.0.flows: must not be negative, got -1"]
     assert fake_engine.runs == []
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
 
@@ -185,16 +187,16 @@ def test_summarize_values(campaign_file, tmp_path):
     table = run_campaign(campaign_file, jobs=1, progress=False, out=tmp_path / "out")
     summary = summarize(table)
     assert list(summary.columns) == [
-        "traffic.load",
+        "traffic.0.flows",
         "metric",
         "mean",
         "ci_low",
         "ci_high",
         "runs",
     ]
-    assert "model" not in set(summary["metric"])  # strings are not summarised
-    row = summary[(summary["traffic.load"] == 0.9) & (summary["metric"] == "loss_ratio")]
-    expected = mean_ci(table[table["traffic.load"] == 0.9]["loss_ratio"])
+    metric = "group.voice.delay_mean_s"
+    row = summary[(summary["traffic.0.flows"] == 9) & (summary["metric"] == metric)]
+    expected = mean_ci(table[table["traffic.0.flows"] == 9][metric])
     assert row["mean"].item() == pytest.approx(expected.mean)
     assert row["ci_low"].item() == pytest.approx(expected.low)
     assert row["ci_high"].item() == pytest.approx(expected.high)

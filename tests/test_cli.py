@@ -30,17 +30,18 @@ def test_validate_reports_every_problem(scenario_file, capsys):
             "validate",
             str(scenario_file),
             "--set",
-            "traffic.load=99",
+            "traffic.0.flows=-1",
             "--set",
-            "simulation.duration=soon",
+            "run.duration=soon",
         ]
     )
     captured = capsys.readouterr()
     assert code == 2
-    lines = captured.err.splitlines()
-    assert len(lines) == 2
-    assert all(line.startswith(f"{scenario_file}:") for line in lines)
-    assert "traffic.load" in captured.err and "simulation.duration" in captured.err
+    # The engine names an override by its place among the --set options.
+    assert captured.err.splitlines() == [
+        "--set:1: traffic.0.flows: must not be negative, got -1",
+        '--set:2: run.duration: expected a time such as "20ms" or "1.5s", got "soon"',
+    ]
     assert captured.out == ""
 
 
@@ -56,8 +57,8 @@ def test_unreadable_file(tmp_path, capsys):
 
 def test_bad_set_syntax(scenario_file, capsys):
     """--set without '=' is a usage problem, exit 2."""
-    assert main(["run", str(scenario_file), "--set", "traffic.load"]) == 2
-    assert capsys.readouterr().err == "--set traffic.load: expected KEY.PATH=VALUE\n"
+    assert main(["run", str(scenario_file), "--set", "traffic.0.flows"]) == 2
+    assert capsys.readouterr().err == "--set traffic.0.flows: expected KEY.PATH=VALUE\n"
 
 
 def test_run_writes_default_directory(scenario_file, tmp_path, capsys):
@@ -68,15 +69,15 @@ def test_run_writes_default_directory(scenario_file, tmp_path, capsys):
     assert run_dir.name.startswith("scenario-") and run_dir.name.endswith("-s3")
     assert len(run_dir.name.split("-")[1]) == 8
     assert is_result_dir(run_dir)
-    assert "throughput_mbps" in out
+    assert "link.a-b.throughput_bps" in out
     assert out.rstrip().endswith(f"run directory: runs/{run_dir.name}")
     assert Result.load(run_dir).manifest["run_key"].startswith(run_dir.name.split("-")[1])
 
 
 def test_run_bad_scenario_writes_nothing(scenario_file, tmp_path, capsys):
     """An invalid scenario exits 2 and leaves no directory behind."""
-    assert main(["run", str(scenario_file), "--set", "traffic.load=-1", "--out", "x"]) == 2
-    assert "traffic.load" in capsys.readouterr().err
+    assert main(["run", str(scenario_file), "--set", "traffic.0.flows=-1", "--out", "x"]) == 2
+    assert "traffic.0.flows" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
     assert not (tmp_path / "runs").exists()
 
@@ -97,7 +98,7 @@ def test_show(scenario_file, capsys):
     assert main(["show", "r"]) == 0
     out = capsys.readouterr().out
     assert "manifest:" in out and "summary:" in out and "series:" in out
-    assert "queue: 20 rows; columns: t_s, backlog_pkts" in out
+    assert "a-b.queue: 10 rows; columns: t, value" in out
     assert main(["show", "."]) == 2
     assert "not a qossim run directory" in capsys.readouterr().err
 
@@ -120,7 +121,7 @@ def test_sweep_errors(tmp_path, make_campaign, capsys):
     assert len(err.splitlines()) == 2 and all(
         line.startswith(str(bad)) for line in err.splitlines()
     )
-    path = make_campaign(tmp_path, grid='"traffic.load" = [50, 60]')
+    path = make_campaign(tmp_path, grid='"traffic.0.flows" = [-1, -2]')
     assert main(["sweep", str(path), "--out", "o", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 2 and "Traceback" not in err
@@ -158,7 +159,7 @@ def test_real_process_exit_codes(scenario_file, tmp_path, cli):
     """The command run as a process: exit codes and no traceback."""
     ok = cli("validate", str(scenario_file), cwd=tmp_path)
     assert ok.returncode == 0 and ok.stdout == f"{scenario_file}: ok\n"
-    bad = cli("validate", str(scenario_file), "--set", "traffic.load=99", cwd=tmp_path)
+    bad = cli("validate", str(scenario_file), "--set", "traffic.0.flows=-1", cwd=tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     missing = cli("run", "nope.toml", cwd=tmp_path)
     assert missing.returncode == 2

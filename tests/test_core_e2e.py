@@ -24,7 +24,7 @@ REFERENCE = ROOT / "scenarios" / "reference.toml"
 EXAMPLE_CAMPAIGN = ROOT / "studies" / "examples" / "flows.toml"
 
 pytestmark = pytest.mark.skipif(
-    os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
+    bool(os.environ.get("QOSSIM_FAKE_ENGINE")), reason="needs the real engine"
 )
 
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = ROOT / "studies" / "pcn"
 
 pytestmark = pytest.mark.skipif(
-    os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
+    bool(os.environ.get("QOSSIM_FAKE_ENGINE")), reason="needs the real engine"
 )
 
 

@@ -128,22 +128,23 @@ def test_existing_target_is_not_replaced_unless_asked(tmp_path):
 
 def test_result_round_trip(tmp_path, scenario_file):
     """run -> save -> load keeps summary, manifest and time series."""
-    result = qossim.run(scenario_file, seed=7, set={"traffic.load": 0.8})
+    result = qossim.run(scenario_file, seed=7, set={"traffic.0.flows": 8})
     saved = result.save(tmp_path / "r")
     loaded = Result.load(saved)
     assert loaded.summary == json.loads(json.dumps(result.summary))
-    assert loaded.series_names == result.series_names == ["queue", "throughput"]
+    assert sorted(loaded.series_names) == sorted(result.series_names)
+    assert sorted(result.series_names) == ["a-b.queue", "a-b.throughput"]
     for name in result.series_names:
         pd.testing.assert_frame_equal(loaded.timeseries(name), result.timeseries(name))
-    assert list(loaded.timeseries("queue").columns) == ["t_s", "backlog_pkts"]
+    assert list(loaded.timeseries("a-b.queue").columns) == ["t", "value"]
     assert loaded.scenario_text == scenario_file.read_text()
-    assert (saved / "series" / "queue.parquet").is_file()
+    assert (saved / "series" / "a-b.queue.parquet").is_file()
     assert loaded.seed == 7
 
 
 def test_manifest_fields(tmp_path, scenario_file):
     """The manifest records provenance, seed, overrides and run measures."""
-    manifest = qossim.run(scenario_file, seed=3, set=["traffic.load=0.7"]).manifest
+    manifest = qossim.run(scenario_file, seed=3, set=["traffic.0.flows=7"]).manifest
     for key in (
         "qossim_version",
         "git_commit",
@@ -159,7 +160,7 @@ def test_manifest_fields(tmp_path, scenario_file):
         assert key in manifest
     assert manifest["qossim_version"] == "0.0.0+fake"
     assert manifest["seed"] == 3
-    assert manifest["overrides"] == [["traffic.load", "0.7"]]
+    assert manifest["overrides"] == [["traffic.0.flows", "7"]]
     assert manifest["sim_time_s"] == 10.0
     commit = manifest["git_commit"]
     assert commit is None or (len(commit) == 40 and int(commit, 16) >= 0)

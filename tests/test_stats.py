@@ -7,7 +7,7 @@ import math
 import pytest
 
 from qossim import stats
-from qossim.stats import batch_means_ci, mean_ci, normal_quantile, t_quantile, t_quantile_builtin
+from qossim.stats import mean_ci, normal_quantile, t_quantile, t_quantile_builtin
 
 # Two-sided 95 % critical values from printed t tables.
 TABLE_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 9: 2.262, 10: 2.228, 30: 2.042}
@@ -77,25 +77,3 @@ def test_mean_ci_edge_cases():
     assert math.isnan(mean_ci([]).mean)
     ci90 = mean_ci([1, 2, 3], confidence=0.90)
     assert ci90.half_width == pytest.approx(t_quantile(0.95, 2) * 1.0 / math.sqrt(3))
-
-
-def test_batch_means_known_values():
-    """Batches with means 1..10 give the CI of 1..10 with 9 degrees of freedom."""
-    samples = [value for batch in range(1, 11) for value in (batch - 0.5, batch + 0.5)]
-    ci = batch_means_ci(samples, batches=10)
-    reference = mean_ci(range(1, 11))
-    assert ci.n == 10
-    assert ci.mean == pytest.approx(reference.mean)
-    assert ci.half_width == pytest.approx(reference.half_width)
-    assert ci.lag1 == pytest.approx(0.7)  # a trend: strongly correlated batch means
-
-
-def test_batch_means_drops_warmup_and_leftovers():
-    """Warm-up samples and leftovers at the start are discarded."""
-    samples = [1000.0] * 7 + [1.0, 3.0] * 10
-    ci = batch_means_ci(samples, batches=4, warmup=5)
-    assert ci.mean == pytest.approx(2.0)
-    with pytest.raises(ValueError):
-        batch_means_ci([1.0, 2.0], batches=5)
-    with pytest.raises(ValueError):
-        batch_means_ci([1.0, 2.0], batches=1)

@@ -7,16 +7,18 @@ import types
 
 import pytest
 
-from qossim import studies
+from conftest import SCENARIO
+from qossim import _toml, studies
 from qossim.cli import main
 from qossim.stats import mean_ci
 from qossim.studies import StudyOutput, Table, format_json, format_text, validation
+from qossim.studies.frame import apply_overrides
 
 pytestmark = pytest.mark.usefixtures("fake_engine")
 
 
 def _toy_study():
-    """A study that runs the stand-in scenario at two loads."""
+    """A study that runs the stand-in scenario at two loads (5 and 9 flows)."""
     module = types.ModuleType("toy_study")
     module.EXPERIMENTS = ["load", "extra"]
     module.TITLE = "Toy study"
@@ -25,16 +27,18 @@ def _toy_study():
     def reproduce(quick, only, out_dir, progress):
         calls.append((quick, only, out_dir, progress))
         seeds = [1, 2] if quick else [1, 2, 3]
-        points = [
-            ({"load": load}, {"simulation": {"duration": "1s"}, "traffic": {"load": load}})
-            for load in (0.5, 0.9)
-        ]
+        points = []
+        for load in (0.5, 0.9):
+            scenario = _toml.loads(SCENARIO)
+            apply_overrides(scenario, [("run.duration", "1s"), ("traffic.0.flows", int(10 * load))])
+            points.append(({"load": load}, scenario))
         df = studies.run_points(points, seeds, out_dir, progress=progress, name="toy")
         table = Table("throughput", "Throughput (Mbit/s)", row_label="load")
         for load in (0.5, 0.9):
-            values = df[df["load"] == load]["throughput_mbps"]
+            values = df[df["load"] == load]["group.voice.throughput_bps"] / 1e6
             table.add_ci(f"{load:.1f}", "measured", mean_ci(values))
-            table.add(f"{load:.1f}", "nominal", 100 * load, runs=0)
+            # 100 packets/s of 200 B per flow.
+            table.add(f"{load:.1f}", "nominal", int(10 * load) * 0.16, runs=0)
         output = StudyOutput(tables=[table], notes=["toy note"])
         if quick:
             output.notes.append("--quick: 2 seeds instead of 3")
@@ -182,7 +186,9 @@ def test_validation_study_plumbing(monkeypatch, tmp_path):
     """
 
     def body(*args):
-        return {"simulation": {"duration": "1s"}, "traffic": {"load": 0.5}, "fake": {"a": args}}
+        scenario = _toml.loads(SCENARIO)
+        scenario["fake"] = {"a": args}
+        return scenario
 
     monkeypatch.setattr(validation, "mm1_body", body)
     monkeypatch.setattr(validation, "md1_body", body)
@@ -191,12 +197,12 @@ def test_validation_study_plumbing(monkeypatch, tmp_path):
         validation,
         "measured_queue",
         lambda row: {
-            "sojourn_s": row["mean_delay_s"],
-            "wait_s": row["mean_delay_s"],
-            "number": row["loss_ratio"],
+            "sojourn_s": row["group.voice.delay_mean_s"],
+            "wait_s": row["group.voice.delay_mean_s"],
+            "number": row["link.a-b.queue_mean_pkts"],
         },
     )
-    monkeypatch.setattr(validation, "measured_blocking", lambda row: row["loss_ratio"])
+    monkeypatch.setattr(validation, "measured_blocking", lambda row: row["link.a-b.utilization"])
     output = validation.reproduce(quick=True, only=None, out_dir=tmp_path, progress=False)
     ids = [t.id for t in output.tables]
     assert ids == ["mm1_sojourn", "mm1_number", "md1_wait", "erlang_b_blocking"]

@@ -3,17 +3,19 @@
 Everything else in the package goes through :func:`validate`, :func:`run_raw`
 and :func:`core_version`, which keeps the engine replaceable in tests.
 
-Test hook: when the environment variable ``QOSSIM_FAKE_ENGINE`` is set to a
-non-empty value other than ``0``, these functions use the deterministic
-stand-in engine of :mod:`qossim._fake_engine` instead of ``qossim._core``.
-The variable is read at every call, so it also reaches worker processes
-(local process pools, Dask and Ray workers) that inherit the environment.
-It exists for testing the Python front end without the compiled core and
-must never be set for real studies.
+Test hook: when the environment variable ``QOSSIM_FAKE_ENGINE`` names a Python
+file, these functions use the module in that file instead of ``qossim._core``;
+it must provide the engine's ``version``, ``validate`` and ``run``. The test
+suite's stand-in engine (``tests/fake_engine.py``) is such a file. The variable
+is read at every call, so it also reaches worker processes (local process
+pools, Dask and Ray workers) that inherit the environment. It exists for
+testing the Python front end without the compiled core and must never be set
+for real studies.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -27,16 +29,31 @@ Overrides = Sequence[tuple[str, str]]
 ProgressCallback = Callable[[float], None]
 
 
+_STAND_INS: dict[str, ModuleType] = {}
+
+
 def fake_engine_enabled() -> bool:
     """Tell whether the ``QOSSIM_FAKE_ENGINE`` test hook is switched on."""
-    return os.environ.get(FAKE_ENGINE_ENV, "").strip() not in ("", "0")
+    return bool(os.environ.get(FAKE_ENGINE_ENV, "").strip())
+
+
+def _stand_in(path: str) -> ModuleType:
+    """Load (once per process) the stand-in engine in the file ``path``."""
+    if path not in _STAND_INS:
+        spec = importlib.util.spec_from_file_location("qossim_stand_in_engine", path)
+        if spec is None or spec.loader is None or not os.path.isfile(path):
+            raise EngineUnavailableError(
+                f"qossim: {FAKE_ENGINE_ENV}={path!r} does not name a Python file"
+            )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _STAND_INS[path] = module
+    return _STAND_INS[path]
 
 
 def _backend() -> ModuleType:
     if fake_engine_enabled():
-        from qossim import _fake_engine
-
-        return _fake_engine
+        return _stand_in(os.environ[FAKE_ENGINE_ENV].strip())
     try:
         from qossim import _core  # type: ignore[attr-defined]
     except ImportError as exc:

@@ -1,4 +1,7 @@
-"""Confidence intervals: across seeds (Student t) and batch means within a run.
+"""Confidence intervals across independent runs (Student t).
+
+Intervals within one run (batch means of a series) are computed by the engine and
+reported in the run's summary (``series.NAME.ci_half_width``).
 
 The Student-t quantile comes from :mod:`scipy` when it is installed; without
 it a built-in implementation is used (a Cornish–Fisher start refined by
@@ -14,7 +17,6 @@ from dataclasses import dataclass
 
 __all__ = [
     "CI",
-    "batch_means_ci",
     "mean_ci",
     "normal_quantile",
     "t_cdf",
@@ -27,9 +29,9 @@ __all__ = [
 class CI:
     """A mean with its confidence interval.
 
-    ``n`` is the number of independent observations behind it (seeds, or
-    batches for batch means). With ``n < 2`` the interval is undefined and
-    ``low``, ``high`` and ``half_width`` are NaN.
+    ``n`` is the number of independent observations behind it (e.g. seeds).
+    With ``n < 2`` the interval is undefined and ``low``, ``high`` and
+    ``half_width`` are NaN.
     """
 
     mean: float
@@ -39,7 +41,6 @@ class CI:
     n: int
     confidence: float = 0.95
     std: float = math.nan
-    lag1: float | None = None
 
     def as_tuple(self) -> tuple[float, float, float]:
         """Return ``(mean, low, high)``."""
@@ -284,39 +285,3 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> CI:
     NaN and ``None`` values are ignored; ``n`` counts the values used.
     """
     return _ci_of(_finite(values), confidence)
-
-
-def batch_means_ci(
-    samples: Iterable[float],
-    batches: int = 10,
-    confidence: float = 0.95,
-    warmup: int = 0,
-) -> CI:
-    """Batch-means confidence interval of the mean of one run's samples.
-
-    The first ``warmup`` samples are discarded; the rest are cut into
-    ``batches`` batches of equal size (leftover samples at the start are
-    dropped) and a Student-t interval is built on the batch means with
-    ``batches - 1`` degrees of freedom. ``lag1`` holds the lag-1
-    autocorrelation of the batch means: values far from zero mean the batches
-    are too short to be independent.
-    """
-    if batches < 2:
-        raise ValueError("batch means needs at least 2 batches")
-    data = _finite(samples)[max(0, int(warmup)) :]
-    size = len(data) // batches
-    if size < 1:
-        raise ValueError(
-            f"batch means needs at least {batches} samples after warm-up, got {len(data)}"
-        )
-    data = data[len(data) - size * batches :]
-    means = [math.fsum(data[i * size : (i + 1) * size]) / size for i in range(batches)]
-    ci = _ci_of(means, confidence)
-    grand = ci.mean
-    denom = math.fsum((m - grand) ** 2 for m in means)
-    lag1 = (
-        math.fsum((means[i] - grand) * (means[i + 1] - grand) for i in range(batches - 1)) / denom
-        if denom > 0
-        else 0.0
-    )
-    return CI(ci.mean, ci.low, ci.high, ci.half_width, ci.n, confidence, ci.std, lag1)

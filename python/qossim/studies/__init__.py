@@ -8,6 +8,10 @@ A study is a module with
   needs (through :func:`run_points`, which caches runs under
   ``out_dir/runs/``) and returns its tables, figures and notes.
 
+The studies shipped with qossim are declared over the shared frame of
+:mod:`qossim.studies.frame` (profiles, overrides, cached runs, intervals,
+figures), whose :class:`~qossim.studies.frame.Study` provides the last two.
+
 Register a study with :func:`register_study`. ``qossim reproduce`` prints each
 table (``--format text``: aligned columns, ``value ± half-width`` when a cell
 has more than one run, and a ``runs`` column; ``--format json``: JSON Lines,

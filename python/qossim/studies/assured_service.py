@@ -40,8 +40,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qossim import _toml, plots
-from qossim.stats import CI, mean_ci
-from qossim.studies import StudyOutput, Table, run_points
+from qossim.stats import CI
+from qossim.studies import StudyOutput, Table
+from qossim.studies.frame import (
+    CONFIDENCE,
+    Context,
+    Experiment,
+    Profiles,
+    Study,
+    add_ci_figure,
+    add_figure,
+    ci_of,
+    new_figure,
+    run_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,8 +61,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 TITLE = "DiffServ Assured Service with RIO and TCP Reno"
-EXPERIMENTS = ["S1", "S2", "S3", "S4", "S5", "S6"]
-CONFIDENCE = 0.95
 
 # ----------------------------------------------------------------------------
 # Model constants (the spec's values, and the choices it left open)
@@ -517,51 +527,9 @@ def exp_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float] | N
     return math.exp(my - b * mx), b
 
 
-def _run_points(
-    points: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
-    seeds: Sequence[int],
-    out_dir: Path,
-    *,
-    progress: bool,
-    name: str,
-) -> pd.DataFrame:
-    """Run (or reuse) the points and return their table, without its ``attrs``.
-
-    The gathered table lists its thousands of metric names in ``attrs``; pandas copies
-    ``attrs`` into every row view, which made reading the rows take minutes.
-    """
-    df = run_points(points, seeds, out_dir, progress=progress, name=name)
-    df.attrs = {}
-    return df
-
-
-def _ci(values: Iterable[float]) -> CI:
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return CI(math.nan, math.nan, math.nan, math.nan, 0)
-    return mean_ci(vals, CONFIDENCE)
-
-
 # ============================================================================
 # Figures
 # ============================================================================
-
-
-def _figure(ncols: int = 1, size: tuple[float, float] = (7.0, 4.2)) -> tuple[Figure, list[Axes]]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=size, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, ncols, k + 1) for k in range(ncols)]
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-    return fig, axes
-
-
-def _save(output: StudyOutput, out_dir: Path, name: str, title: str, fig: Figure) -> None:
-    path = plots.save(fig, out_dir / "figures" / f"{name}.png")
-    output.figures.append((title, path))
 
 
 def _histograms(
@@ -647,7 +615,7 @@ def _run_dumbbell(
         for n in setups
         if not (n == 0 and m != meters[0])
     ]
-    df = _run_points(points, plan.seeds5, out_dir, progress=progress, name="assured-service/d50")
+    df = run_table(points, plan.seeds5, out_dir, progress=progress, name="assured-service/d50")
     runs = {}
     for m in meters:
         for n in setups:
@@ -673,20 +641,20 @@ def _class_table(
 ) -> None:
     ideal_as, ideal_be = _dumbbell_ideals(n_as)
     if n_as > 0:
-        table.add_ci(label, "AS goodput (Mb/s)", _ci(_mean(r.of(True)) for r in runs))
+        table.add_ci(label, "AS goodput (Mb/s)", ci_of(_mean(r.of(True)) for r in runs))
     if n_as < DUMBBELL_HOSTS:
-        table.add_ci(label, "BE goodput (Mb/s)", _ci(_mean(r.of(False)) for r in runs))
+        table.add_ci(label, "BE goodput (Mb/s)", ci_of(_mean(r.of(False)) for r in runs))
     if n_as > 0:
         table.add(label, "AS ideal (Mb/s)", ideal_as, runs=0)
     if n_as < DUMBBELL_HOSTS:
         table.add(label, "BE ideal (Mb/s)", ideal_be, runs=0)
     if n_as > 0:
-        table.add_ci(label, "AS ≥ target (%)", _ci(_meets_target(r.of(True)) for r in runs))
+        table.add_ci(label, "AS ≥ target (%)", ci_of(_meets_target(r.of(True)) for r in runs))
     if extra:
         if n_as > 1:
-            table.add_ci(label, "AS 50 ms/150 ms", _ci(_rtt_ratio(r, True) for r in runs))
+            table.add_ci(label, "AS 50 ms/150 ms", ci_of(_rtt_ratio(r, True) for r in runs))
         if n_as < DUMBBELL_HOSTS - 1:
-            table.add_ci(label, "BE 50 ms/150 ms", _ci(_rtt_ratio(r, False) for r in runs))
+            table.add_ci(label, "BE 50 ms/150 ms", ci_of(_rtt_ratio(r, False) for r in runs))
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -704,6 +672,13 @@ def _scatter(
             xs.append(t)
             ys.append(r)
             groups.append("AS" if a else "BE")
+    return _goodput_vs_rtt(xs, ys, groups, title)
+
+
+def _goodput_vs_rtt(
+    xs: Sequence[float], ys: Sequence[float], groups: Sequence[str], title: str
+) -> Figure:
+    """Goodput against RTT, one exponential trend per group."""
     return plots.scatter_trend(
         xs,
         ys,
@@ -735,7 +710,7 @@ def _queue_figure(
         s = res.timeseries(name)
         return s[(s["t"] >= start) & (s["t"] <= end)]
 
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     inst = window(f"{link}.queue")
     avg = window(f"{link}.queue_avg")
     ax.plot(inst["t"], inst["value"], linewidth=0.7, alpha=0.6, label="instantaneous")
@@ -751,6 +726,7 @@ def _queue_figure(
 
 
 def _s1(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S1: RTT influence with token-bucket profiles."""
     setups = _s1_setups()
     by_key, df = _run_dumbbell(plan, ["token_bucket"], setups, out_dir, progress)
     results = {n: by_key[("token_bucket", n)] for n in setups}
@@ -765,7 +741,9 @@ def _s1(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     output.tables.append(table)
     for n in S1_SETUPS:
         fig = _scatter(results[n], f"S1: {_setup_label(n)}, token bucket")
-        _save(output, out_dir, f"s1_scatter_{n}as", f"S1: goodput vs RTT, {_setup_label(n)}", fig)
+        add_figure(
+            output, out_dir, f"s1_scatter_{n}as", f"S1: goodput vs RTT, {_setup_label(n)}", fig
+        )
     # All-BE vs all-AS on one plot.
     xs, ys, groups = [], [], []
     for n, label in ((0, "all best effort"), (DUMBBELL_HOSTS, "all AS (1 Mb/s)")):
@@ -773,28 +751,19 @@ def _s1(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
             xs += run.rtt_ms
             ys += run.rate
             groups += [label] * len(run.rate)
-    fig = plots.scatter_trend(
-        xs,
-        ys,
-        groups,
-        "exp",
-        x_label="RTT (propagation)",
-        x_unit="ms",
-        y_label="goodput",
-        y_unit="Mbit/s",
-        title="S1: all best effort vs all AS",
-    )
-    _save(output, out_dir, "s1_all_be_vs_all_as", "S1: all best effort vs all AS", fig)
+    fig = _goodput_vs_rtt(xs, ys, groups, "S1: all best effort vs all AS")
+    add_figure(output, out_dir, "s1_all_be_vs_all_as", "S1: all best effort vs all AS", fig)
     for n, name in ((0, "all_be"), (DUMBBELL_HOSTS, "all_as")):
         part = df[df["setup"] == n]
         label = f"S1 RIO queue, {_setup_label(n)}"
         fig = _queue_figure(out_dir, part, plan, label, "r0-r1", n > 0)
-        _save(
+        add_figure(
             output, out_dir, f"s1_queue_{name}", f"S1: RIO queue over time, {_setup_label(n)}", fig
         )
 
 
 def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S2: token bucket against TSW profilers."""
     setups = [*S1_SETUPS, DUMBBELL_HOSTS]
     runs, _ = _run_dumbbell(plan, ["token_bucket", "tsw"], setups, out_dir, progress)
     by_meter = {
@@ -814,7 +783,7 @@ def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
             _class_table(table, label, n, runs, extra=False)
             if 0 < n < DUMBBELL_HOSTS:
                 table.add_ci(
-                    label, "P(AS < BE)", _ci(p_as_below_be(r.of(True), r.of(False)) for r in runs)
+                    label, "P(AS < BE)", ci_of(p_as_below_be(r.of(True), r.of(False)) for r in runs)
                 )
                 pooled_as = [x for r in runs for x in r.of(True)]
                 pooled_be = [x for r in runs for x in r.of(False)]
@@ -822,10 +791,10 @@ def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     output.tables.append(table)
     for n in S1_SETUPS:
         fig = _scatter(by_meter["TSW"][n], f"S2: {_setup_label(n)}, TSW")
-        _save(
+        add_figure(
             output, out_dir, f"s2_scatter_{n}as", f"S2: goodput vs RTT, {_setup_label(n)}, TSW", fig
         )
-        fig, axes = _figure(2, (10.0, 4.0))
+        fig, axes = new_figure(2, (10.0, 4.0))
         for ax, (meter, results) in zip(axes, by_meter.items(), strict=True):
             runs = results[n]
             _histograms(
@@ -837,7 +806,7 @@ def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
             )
             ax.set_title(f"{meter} ({len(runs)} runs)")
         fig.suptitle(f"S2: AS and BE goodput distributions, {_setup_label(n)}")
-        _save(
+        add_figure(
             output,
             out_dir,
             f"s2_overlap_{n}as",
@@ -847,10 +816,11 @@ def _s2(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
 
 
 def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S3: different target rates."""
     targets = s3_targets()
     share = excess_share(S3_MBPS, targets)
     f = goodput_factor()
-    df = _run_points(
+    df = run_table(
         [({"experiment": "S3"}, s3_scenario(plan))],
         plan.seeds10,
         out_dir,
@@ -866,7 +836,7 @@ def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     )
     measured = []
     for i, t in enumerate(targets):
-        ci = _ci(goodput_bps(r, conn(i)) / 1e6 for r in rows)
+        ci = ci_of(goodput_bps(r, conn(i)) / 1e6 for r in rows)
         measured.append(ci)
         label = str(i)
         table.add_ci(label, "measured (Mb/s)", ci)
@@ -874,7 +844,7 @@ def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
         table.add(label, "target + share (Mb/s)", t + share, runs=0)
         table.add(label, "ideal goodput (Mb/s)", (t + share) * f, runs=0)
     output.tables.append(table)
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     be = [i for i, t in enumerate(targets) if t == 0]
     asx = [i for i, t in enumerate(targets) if t > 0]
     for idx, label, marker in ((asx, "AS connections", "o"), (be, "BE connections", "s")):
@@ -894,12 +864,12 @@ def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     ax.set_ylabel(plots.axis_label("measured goodput", "Mbit/s"))
     ax.set_title(f"S3: measured vs target ({len(rows)} runs)")
     ax.legend(fontsize="small")
-    _save(output, out_dir, "s3_measured_vs_target", "S3: measured goodput vs target", fig)
+    add_figure(output, out_dir, "s3_measured_vs_target", "S3: measured goodput vs target", fig)
     from qossim.results import Result
 
     first = df.sort_values("seed").iloc[0]
     res = Result.load(out_dir / "runs" / str(first["run_key"]))
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     for i in S3_TRACED:
         s = res.timeseries(f"{conn(i)}.throughput")
         ax.plot(s["t"], s["value"] / 1e6, label=f"host {i} (target {targets[i]:g} Mb/s)")
@@ -908,7 +878,7 @@ def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     ax.set_ylabel(plots.axis_label(f"delivered rate per {RATE_INTERVAL}", "Mbit/s"))
     ax.set_title(f"S3: rate over time (seed {int(first['seed'])})")
     ax.legend(fontsize="small")
-    _save(output, out_dir, "s3_rate_over_time", "S3: rate over time, hosts 0 and 18", fig)
+    add_figure(output, out_dir, "s3_rate_over_time", "S3: rate over time, hosts 0 and 18", fig)
 
 
 def _half(ci: CI) -> float:
@@ -933,8 +903,7 @@ def _s4_rows(row: Mapping[str, Any], cbr_mbps: float) -> dict[str, float]:
 
 
 def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
-    import pandas as pd
-
+    """S4: a non-responsive CBR source."""
     cases: list[tuple[float | None, Sequence[float]]] = [(None, plan.s4_rates)]
     cases += [(t, plan.s4_as_rates) for t in S4_CBR_TARGETS]
     points = [
@@ -942,7 +911,7 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
         for t, rates in cases
         for r in rates
     ]
-    df = _run_points(points, plan.seeds5, out_dir, progress=progress, name="assured-service/S4")
+    df = run_table(points, plan.seeds5, out_dir, progress=progress, name="assured-service/S4")
     curves: list[dict[str, Any]] = []
     for target, rates in cases:
         key = -1.0 if target is None else target
@@ -976,7 +945,7 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
                         ("out", "OUT (%)"),
                     ]
             for k, col in cols:
-                ci = _ci(v[k] for v in vals)
+                ci = ci_of(v[k] for v in vals)
                 table.add_ci(label, col, ci)
                 curves.append(
                     {
@@ -989,15 +958,22 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
                     }
                 )
         output.tables.append(table)
-    frame = pd.DataFrame(curves)
+
+    def series(target: float, names: Mapping[str, str]) -> list[dict[str, Any]]:
+        return [
+            {**c, "series": names[c["what"]]}
+            for c in curves
+            if c["target"] == target and c["what"] in names
+        ]
+
     names = {"as": "AS TCP (mean)", "be": "BE TCP (mean)", "cbr": "CBR delivered"}
-    part = frame[(frame["target"] == -1.0) & frame["what"].isin(list(names))].copy()
-    part["series"] = part["what"].map(names)
-    fig = plots.mean_ci(
-        part,
+    add_ci_figure(
+        output,
+        out_dir,
+        "s4_rates",
+        "S4: per-connection rate vs CBR rate",
+        series(-1.0, names),
         "rate",
-        "mean",
-        ci=("low", "high"),
         group="series",
         x_label="CBR rate",
         x_unit="Mbit/s",
@@ -1005,16 +981,15 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
         y_unit="Mbit/s",
         title=f"S4: per-connection rate vs CBR rate ({len(plan.seeds5)} runs per point)",
     )
-    _save(output, out_dir, "s4_rates", "S4: per-connection rate vs CBR rate", fig)
     drops = {"in_early": "IN early", "in_overflow": "IN overflow", "out": "OUT"}
     for target in S4_CBR_TARGETS:
-        part = frame[(frame["target"] == target) & frame["what"].isin(list(drops))].copy()
-        part["series"] = part["what"].map(drops)
-        fig = plots.mean_ci(
-            part,
+        add_ci_figure(
+            output,
+            out_dir,
+            f"s4_drops_as{target:g}",
+            f"S4: CBR drop rate by cause, target {target:g} Mb/s",
+            series(target, drops),
             "rate",
-            "mean",
-            ci=("low", "high"),
             group="series",
             x_label="CBR rate",
             x_unit="Mbit/s",
@@ -1022,16 +997,10 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
             y_unit="% of sent",
             title=f"S4: AS-capable CBR, target {target:g} Mb/s ({len(plan.seeds5)} runs/point)",
         )
-        _save(
-            output,
-            out_dir,
-            f"s4_drops_as{target:g}",
-            f"S4: CBR drop rate by cause, target {target:g} Mb/s",
-            fig,
-        )
 
 
 def _s5(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+    """S5: AS against best effort on the excess."""
     n = 25
     runs = _run_dumbbell(plan, ["token_bucket"], [n], out_dir, progress)[0][("token_bucket", n)]
     ideal_as, ideal_be = _dumbbell_ideals(n)
@@ -1042,17 +1011,19 @@ def _s5(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     )
     for label, as_class, ideal in (("AS", True, ideal_as), ("BE", False, ideal_be)):
         pooled = sorted(x for r in runs for x in r.of(as_class))
-        table.add_ci(label, "mean (Mb/s)", _ci(_mean(r.of(as_class)) for r in runs))
+        table.add_ci(label, "mean (Mb/s)", ci_of(_mean(r.of(as_class)) for r in runs))
         table.add(label, "ideal (Mb/s)", ideal, runs=0)
         for q in (0.1, 0.5, 0.9):
             table.add(label, f"p{int(q * 100)} (Mb/s)", _quantile(pooled, q), runs=len(runs))
         table.add_ci(
             label,
             "within ±20% of ideal (%)",
-            _ci(100 * _mean([abs(x - ideal) <= 0.2 * ideal for x in r.of(as_class)]) for r in runs),
+            ci_of(
+                100 * _mean([abs(x - ideal) <= 0.2 * ideal for x in r.of(as_class)]) for r in runs
+            ),
         )
     output.tables.append(table)
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     _histograms(
         ax,
         [
@@ -1062,7 +1033,7 @@ def _s5(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
         [(f"AS ideal {ideal_as:.3g}", ideal_as), (f"BE ideal {ideal_be:.3g}", ideal_be)],
     )
     ax.set_title(f"S5: per-connection goodput, 25 AS + 25 BE ({len(runs)} runs)")
-    _save(output, out_dir, "s5_histograms", "S5: goodput histograms per class", fig)
+    add_figure(output, out_dir, "s5_histograms", "S5: goodput histograms per class", fig)
 
 
 def _quantile(sorted_xs: Sequence[float], q: float) -> float:
@@ -1075,7 +1046,8 @@ def _quantile(sorted_xs: Sequence[float], q: float) -> float:
 
 
 def _s6(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
-    df = _run_points(
+    """S6: merging topology with policers."""
+    df = run_table(
         [({"experiment": "S6"}, s6_scenario(plan))],
         plan.seeds10,
         out_dir,
@@ -1095,22 +1067,22 @@ def _s6(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     rates = []
     for i in range(MERGING_HOSTS):
         label = f"h{i}→h{i + MERGING_HOSTS}"
-        ci = _ci(goodput_bps(r, conn(i)) / 1e3 for r in rows)
+        ci = ci_of(goodput_bps(r, conn(i)) / 1e3 for r in rows)
         rates.append(ci)
         table.add_ci(label, "rate (kb/s)", ci)
         table.add_ci(
             label,
             "IN overflow drops",
-            _ci(conn_value(r, conn(i), "drops_in_overflow") for r in rows),
+            ci_of(conn_value(r, conn(i), "drops_in_overflow") for r in rows),
         )
         table.add_ci(
-            label, "IN early drops", _ci(conn_value(r, conn(i), "drops_in_early") for r in rows)
+            label, "IN early drops", ci_of(conn_value(r, conn(i), "drops_in_early") for r in rows)
         )
         table.add_ci(
-            label, "% IN demoted", _ci(conn_value(r, conn(i), "in_demoted_pct") for r in rows)
+            label, "% IN demoted", ci_of(conn_value(r, conn(i), "in_demoted_pct") for r in rows)
         )
     output.tables.append(table)
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     xs = list(range(MERGING_HOSTS))
     ax.bar(xs, [c.mean for c in rates], yerr=[_half(c) for c in rates], capsize=3)
     ax.axhline(ideal, color="black", linestyle="--", label=f"ideal goodput {ideal:.0f} kb/s")
@@ -1125,17 +1097,7 @@ def _s6(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     ax.set_ylabel(plots.axis_label("goodput", "kbit/s"))
     ax.set_title(f"S6: merging topology ({len(rows)} runs)")
     ax.legend(fontsize="small")
-    _save(output, out_dir, "s6_rates", "S6: per-connection goodput, merging topology", fig)
-
-
-_EXPERIMENTS: dict[str, Callable[[Plan, Path, bool, StudyOutput], None]] = {
-    "S1": _s1,
-    "S2": _s2,
-    "S3": _s3,
-    "S4": _s4,
-    "S5": _s5,
-    "S6": _s6,
-}
+    add_figure(output, out_dir, "s6_rates", "S6: per-connection goodput, merging topology", fig)
 
 
 def notes(plan: Plan, quick: bool) -> list[str]:
@@ -1175,20 +1137,26 @@ def notes(plan: Plan, quick: bool) -> list[str]:
     return out
 
 
+def _call(function: Callable[[Plan, Path, bool, StudyOutput], None], c: Context) -> None:
+    function(c.plan, c.out_dir, c.progress, c.output)
+
+
+STUDY = Study(
+    profiles=Profiles(full=FULL, quick=QUICK),
+    experiments=tuple(Experiment.of(f, _call) for f in (_s1, _s2, _s3, _s4, _s5, _s6)),
+    notes=notes,
+)
+EXPERIMENTS = STUDY.ids
+
+
 def run_experiments(
     plan: Plan, only: Sequence[str] | None, out_dir: Path, progress: bool, quick: bool = False
 ) -> StudyOutput:
     """Run the selected experiments with ``plan`` and return their tables and figures."""
-    output = StudyOutput()
-    output.notes.extend(notes(plan, quick))
-    for exp in only or EXPERIMENTS:
-        _EXPERIMENTS[exp](plan, out_dir, progress, output)
-    return output
+    return STUDY.run(plan, only, out_dir, progress, quick)
 
 
-def reproduce(quick: bool, only: list[str] | None, out_dir: Path, progress: bool) -> StudyOutput:
-    """Run the selected experiments (the quick profile with ``quick``)."""
-    return run_experiments(QUICK if quick else FULL, only, out_dir, progress, quick)
+reproduce = STUDY.reproduce
 
 
 # ============================================================================

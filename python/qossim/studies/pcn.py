@@ -28,8 +28,6 @@ profile than ``--quick`` (for tests): a few points of very short runs.
 
 from __future__ import annotations
 
-import copy
-import itertools
 import math
 import os
 import sys
@@ -39,12 +37,21 @@ from pathlib import Path
 from typing import Any
 
 from qossim import _toml, plots
-from qossim.stats import CI, mean_ci
-from qossim.studies import StudyOutput, Table, run_points
+from qossim.stats import CI
+from qossim.studies import StudyOutput, Table, frame
+from qossim.studies.frame import (
+    CONFIDENCE,
+    Experiment,
+    Profiles,
+    add_ci_figure,
+    add_figure,
+    apply_overrides,
+    ci_of,
+    ci_point,
+    expand_grid,
+)
 
 TITLE = "PCN admission control and flow termination"
-EXPERIMENTS = ["A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "T1", "T2", "T3", "T4", "T5"]
-CONFIDENCE = 0.95
 
 #: Link speeds of the study, by the names used in its tables.
 LINKS = {
@@ -241,17 +248,13 @@ TINY = replace(
     t4_sets=(("2:1", "CBR"),),
 )
 
-PROFILES = {"full": FULL, "quick": QUICK, "tiny": TINY}
+#: The profiles; ``QOSSIM_PCN_PROFILE`` (e.g. ``tiny``) overrides ``--quick``.
+PROFILES = Profiles(full=FULL, quick=QUICK, others={"tiny": TINY}, env="QOSSIM_PCN_PROFILE")
 
 
 def plan_for(quick: bool) -> Plan:
     """Return the plan of a reproduce call (``QOSSIM_PCN_PROFILE`` overrides ``--quick``)."""
-    name = os.environ.get("QOSSIM_PCN_PROFILE", "").strip().lower()
-    if name:
-        if name not in PROFILES:
-            raise ValueError(f"QOSSIM_PCN_PROFILE={name!r}: use one of {', '.join(PROFILES)}")
-        return PROFILES[name]
-    return QUICK if quick else FULL
+    return PROFILES.pick(quick)
 
 
 # ============================================================================
@@ -331,15 +334,6 @@ def base_scenario(kind: str) -> dict[str, Any]:
 BASES = ("single", "rtt", "plt", "term-rtt", "term-plt")
 
 
-def set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    """Set a dotted key in a nested dict (creating tables on the way)."""
-    keys = path.split(".")
-    node = data
-    for key in keys[:-1]:
-        node = node.setdefault(key, {})
-    node[keys[-1]] = copy.deepcopy(value)
-
-
 @dataclass(frozen=True)
 class Group:
     """A base scenario, fixed overrides and a grid of overrides: one campaign.
@@ -356,12 +350,9 @@ class Group:
     def points(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """Every grid point as ``(params, scenario dict)``."""
         out = []
-        for combo in itertools.product(*(values for _, values in self.grid)):
+        for point in expand_grid(self.grid):
             scenario = base_scenario(self.base)
-            for path, value in self.fixed.items():
-                set_path(scenario, path, value)
-            for (path, _), value in zip(self.grid, combo, strict=True):
-                set_path(scenario, path, value)
+            apply_overrides(scenario, [*self.fixed.items(), *point])
             out.append((params_of(scenario), scenario))
         return out
 
@@ -716,69 +707,16 @@ def write_campaigns(directory: str | os.PathLike[str], plan: Plan = FULL) -> lis
 # ============================================================================
 
 
-@dataclass
-class Runs:
-    """Stored runs: their rows (parameters, seed, summary) and where they are."""
-
-    df: Any
-    out_dir: Path
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    _series: dict[tuple[str, str], Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.df is not None:
-            # Plain records in one pass (pandas' own to_dict copies the frame's attrs
-            # for every row).
-            columns = [str(c) for c in self.df.columns]
-            values = self.df.astype(object).where(self.df.notna(), None).to_numpy().tolist()
-            self.rows = [dict(zip(columns, v, strict=True)) for v in values]
+class Runs(frame.Runs):
+    """Stored runs of the study, selected by the experiments' groups."""
 
     def subset(self, gs: Sequence[Group], seeds: Sequence[int]) -> Runs:
         """Return the runs of the points of ``gs`` for ``seeds``."""
-        keys = {
-            point_key(scenario, seed) for g in gs for _, scenario in g.points() for seed in seeds
-        }
-        out = Runs(None, self.out_dir)
-        out.rows = [r for r in self.rows if r["run_key"] in keys]
-        out._series = self._series
-        return out
-
-    def select(self, **params: Any) -> list[dict[str, Any]]:
-        """Rows whose parameters equal the given ones."""
-        return [r for r in self.rows if all(_same(r.get(k), v) for k, v in params.items())]
-
-    def values(self, key: str, **params: Any) -> list[float]:
-        """One summary value of every matching run (missing values left out)."""
-        out = []
-        for r in self.select(**params):
-            v = r.get(key)
-            if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                out.append(float(v))
-        return out
-
-    def series(self, row: Mapping[str, Any], name: str) -> Any:
-        """Return a time series of one run (read once)."""
-        from qossim.results import Result
-
-        key = (str(row["run_key"]), name)
-        if key not in self._series:
-            result = Result.load(self.out_dir / "runs" / key[0])
-            self._series[key] = result.timeseries(name)
-        return self._series[key]
+        return self.of_points([p for g in gs for p in g.points()], seeds)
 
 
-def point_key(scenario: Mapping[str, Any], seed: int) -> str:
-    """Return the cache key of a point's run with ``seed`` (as :func:`run_points` makes it)."""
-    from qossim import _engine
-    from qossim.params import run_key
-
-    return run_key(_toml.dumps(scenario), (), seed, _engine.core_version())
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, (int, float)):
-        return math.isclose(a, float(b))
-    return a == b
+#: The cache key of a point's run (as :func:`qossim.studies.run_points` makes it).
+point_key = frame.point_key
 
 
 def run_all(plan: Plan, experiments: Sequence[str], out_dir: Path, progress: bool) -> Runs:
@@ -793,13 +731,7 @@ def run_all(plan: Plan, experiments: Sequence[str], out_dir: Path, progress: boo
             for params, scenario in g.points():
                 points.setdefault(_toml.dumps(scenario), (params, scenario))
     ordered = sorted(points.values(), key=lambda p: -cost(p[1]))
-    df = run_points(ordered, plan.seeds, out_dir, progress=progress, name="pcn")
-    return Runs(df, out_dir)
-
-
-def ci_of(values: Sequence[float]) -> CI:
-    """Mean and 95% Student-t interval over runs."""
-    return mean_ci(values, CONFIDENCE)
+    return Runs.run(ordered, plan.seeds, out_dir, progress=progress, name="pcn")
 
 
 def bottleneck(topology: str) -> str:
@@ -873,46 +805,54 @@ def _ks(plan: Plan) -> str:
 
 
 def _overload_figure(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -> None:
-    import pandas as pd
-
-    rows = []
-    for link in plan.a1_links:
-        for t in ("CBR", "VBR"):
-            for k in plan.overloads:
-                c = ci_of(
-                    runs.values(
-                        _key("A-B", "over_admission_pct"),
-                        link=link,
-                        traffic=t,
-                        arrivals="poisson",
-                        k=k,
-                    )
+    points = [
+        ci_point(
+            "k",
+            k,
+            ci_of(
+                runs.values(
+                    _key("A-B", "over_admission_pct"), link=link, traffic=t, arrivals="poisson", k=k
                 )
-                rows.append(
-                    {
-                        "series": f"{t} on {link}",
-                        "k": k,
-                        "mean": c.mean,
-                        "low": c.low,
-                        "high": c.high,
-                    }
-                )
-    if not rows:
-        return
-    fig = plots.mean_ci(
-        pd.DataFrame(rows),
-        "k",
-        "mean",
-        ci=("low", "high"),
+            ),
+            series=f"{t} on {link}",
+        )
+        for link in plan.a1_links
+        for t in ("CBR", "VBR")
+        for k in plan.overloads
+    ]
+    _over_admission_figure(
+        output,
+        out_dir,
+        ("a1_overload", "A1: over-admission against demand overload"),
+        points,
+        ("k", "demand overload k", "× Ra"),
         group="series",
-        x_label="demand overload k",
-        x_unit="× Ra",
-        y_label="over-admission",
-        y_unit="%",
         title="A1: over-admission against overload (Poisson arrivals)",
     )
-    path = plots.save(fig, out_dir / "figures" / "a1_overload.png")
-    output.figures.append(("A1: over-admission against demand overload", path))
+
+
+def _over_admission_figure(
+    output: StudyOutput,
+    out_dir: Path,
+    name: tuple[str, str],
+    points: Sequence[Mapping[str, Any]],
+    x: tuple[str, str, str],
+    **plot: Any,
+) -> None:
+    """Curves of over-admission (%) against ``x`` = (column, label, unit)."""
+    column, label, unit = x
+    add_ci_figure(
+        output,
+        out_dir,
+        *name,
+        points,
+        column,
+        x_label=label,
+        x_unit=unit,
+        y_label="over-admission",
+        y_unit="%",
+        **plot,
+    )
 
 
 def exp_a2(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> None:
@@ -1068,8 +1008,6 @@ def _tuple(xs: Sequence[float]) -> str:
 
 def exp_a7(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> None:
     """A7: ingress aggregation on the RTT topology."""
-    import pandas as pd
-
     runs = runs_all.subset(groups("A7", plan), plan.seeds)
     table = Table(
         "A7",
@@ -1090,26 +1028,18 @@ def exp_a7(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
             table.add(row, "ingresses", n, runs=0)
             table.add_ci(row, "over-admission (%)", over)
             table.add_ci(row, SD, sd)
-            curve.append(
-                {"type": kind, "n": n, "mean": over.mean, "low": over.low, "high": over.high}
-            )
+            curve.append(ci_point("n", n, over, type=kind))
     output.tables.append(table)
-    if curve:
-        fig = plots.mean_ci(
-            pd.DataFrame(curve),
-            "n",
-            "mean",
-            ci=("low", "high"),
-            group="type",
-            x_label="ingresses",
-            x_unit="count",
-            y_label="over-admission",
-            y_unit="%",
-            title="A7: over-admission against ingress aggregation",
-        )
-        fig.axes[0].set_xscale("log")
-        path = plots.save(fig, out_dir / "figures" / "a7_ingresses.png")
-        output.figures.append(("A7: over-admission against the number of ingresses", path))
+    _over_admission_figure(
+        output,
+        out_dir,
+        ("a7_ingresses", "A7: over-admission against the number of ingresses"),
+        curve,
+        ("n", "ingresses", "count"),
+        logx=True,
+        group="type",
+        title="A7: over-admission against ingress aggregation",
+    )
 
 
 def exp_a8(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> None:
@@ -1199,8 +1129,13 @@ def exp_a9(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
             y_unit="ratio",
             title="A9: beat-down of the long aggregate (1-s averages, first seed)",
         )
-        path = plots.save(fig, out_dir / "figures" / "a9_ratio.png")
-        output.figures.append(("A9: short/long aggregate bandwidth ratio over time", path))
+        add_figure(
+            output,
+            out_dir,
+            "a9_ratio",
+            "A9: short/long aggregate bandwidth ratio over time",
+            fig,
+        )
 
 
 # ============================================================================
@@ -1456,24 +1391,6 @@ def exp_t5(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
 # reproduce
 # ============================================================================
 
-RUNNERS = {
-    "A1": exp_a1,
-    "A2": exp_a2,
-    "A3": exp_a3,
-    "A4": exp_a4,
-    "A5": exp_a5,
-    "A6": exp_a6,
-    "A7": exp_a7,
-    "A8": exp_a8,
-    "A9": exp_a9,
-    "T1": exp_t1,
-    "T2": exp_t2,
-    "T3": exp_t3,
-    "T4": exp_t4,
-    "T5": exp_t5,
-}
-
-
 _PACKET_BITS = {"CBR": 1280, "VBR": 1280, "MIX": 1000, "SVD": 12000, "trace": 12000}
 
 
@@ -1505,8 +1422,8 @@ _LINK_BPS = {
 }
 
 
-def notes(plan: Plan) -> list[str]:
-    """Describe what was run."""
+def notes(plan: Plan, quick: bool = False) -> list[str]:
+    """Describe what was run (and what a profile other than full shortens)."""
     at_failure = TERM_OFFERED * (1 - math.exp(-SPEC_T_FAIL_S / HOLDING_S))
     out = [
         f"Profile {plan.name!r}: seeds {list(plan.seeds)}; a cell is the mean over its runs "
@@ -1548,15 +1465,23 @@ def notes(plan: Plan) -> list[str]:
     return out
 
 
-def reproduce(quick: bool, only: list[str] | None, out_dir: Path, progress: bool) -> StudyOutput:
-    """Run the selected experiments and build their tables and figures."""
-    plan = plan_for(quick)
-    selected = [e for e in EXPERIMENTS if not only or e in only]
-    output = StudyOutput(notes=notes(plan))
-    runs = run_all(plan, selected, Path(out_dir), progress)
-    for exp in selected:
-        RUNNERS[exp](plan, runs, Path(out_dir), output)
-    return output
+def _call(function: Any, c: frame.Context) -> None:
+    function(c.plan, c.shared, c.out_dir, c.output)
+
+
+STUDY = frame.Study(
+    profiles=PROFILES,
+    experiments=tuple(
+        Experiment.of(f, _call)
+        for f in (exp_a1, exp_a2, exp_a3, exp_a4, exp_a5, exp_a6, exp_a7, exp_a8, exp_a9)
+        + (exp_t1, exp_t2, exp_t3, exp_t4, exp_t5)
+    ),
+    notes=notes,
+    # All runs of the selected experiments go to one pool (see run_all).
+    prepare=lambda plan, ids, out_dir, progress: run_all(plan, ids, out_dir, progress),
+)
+EXPERIMENTS = STUDY.ids
+reproduce = STUDY.reproduce
 
 
 def main(argv: Sequence[str] | None = None) -> int:

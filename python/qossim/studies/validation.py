@@ -23,15 +23,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from qossim import plots, theory
-from qossim.stats import mean_ci
-from qossim.studies import StudyOutput, Table, run_points
+from qossim.stats import CI
+from qossim.studies import Table
+from qossim.studies.frame import (
+    CONFIDENCE,
+    Context,
+    Experiment,
+    Profiles,
+    Runs,
+    Study,
+    add_ci_figure,
+    add_figure,
+    ci_of,
+    ci_point,
+)
 
 TITLE = "Validation against queueing theory"
-EXPERIMENTS = ["mm1", "md1", "erlang_b"]
 
 #: Service rate of the single-server queues (customers per second).
 MU = 1000.0
@@ -39,7 +49,6 @@ MU = 1000.0
 HOLDING_S = 1.0
 #: Circuits of the loss system.
 CIRCUITS = 10
-CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -229,9 +238,9 @@ def _compare(
     row: str,
     theory_value: float,
     samples: Sequence[float],
-) -> tuple[float, float, float]:
+) -> CI:
     """Fill theory, measured, relative error and agreement cells of one row."""
-    ci = mean_ci(samples, CONFIDENCE)
+    ci = ci_of(samples, CONFIDENCE)
     table.add(row, "theory", theory_value, runs=0)
     table.add_ci(row, "measured", ci)
 
@@ -242,7 +251,11 @@ def _compare(
     if ci.n > 1:
         inside = "yes" if ci.low <= theory_value <= ci.high else "no"
         table.add(row, "theory in CI", inside, runs=0)
-    return ci.mean, ci.low, ci.high
+    return ci
+
+
+def _dense(low: float, top: float) -> list[float]:
+    return [low + (top - low) * i / 100 for i in range(101)]
 
 
 def _queue_experiment(
@@ -250,11 +263,9 @@ def _queue_experiment(
     label: str,
     scenario: Callable[..., dict[str, Any]],
     quantities: Sequence[tuple[str, str, str, Callable[[float, float], float], str]],
-    plan: Plan,
-    out_dir: Path,
-    progress: bool,
-    output: StudyOutput,
+    ctx: Context,
 ) -> None:
+    plan: Plan = ctx.plan
     points = [
         (
             {"rho": rho},
@@ -262,32 +273,30 @@ def _queue_experiment(
         )
         for rho in plan.loads
     ]
-    df = run_points(points, plan.seeds, out_dir, progress=progress, name=f"validation/{exp}")
+    runs = Runs.run(
+        points, plan.seeds, ctx.out_dir, progress=ctx.progress, name=f"validation/{exp}"
+    )
     tables = {
         key: Table(f"{exp}_{key}", f"{label}: {title} ({unit})", row_label="load ρ")
         for key, title, unit, _, _ in quantities
     }
-    curves: dict[str, list[dict[str, float]]] = {key: [] for key, *_ in quantities}
+    curves: dict[str, list[dict[str, Any]]] = {key: [] for key, *_ in quantities}
     for rho in plan.loads:
-        rows = df[df["rho"] == rho].to_dict("records")
-        measured = [measured_queue(r) for r in rows]
+        measured = [measured_queue(r) for r in runs.select(rho=rho)]
         for key, _title, _unit, formula, metric in quantities:
             value = formula(rho * MU, MU)
-            mean, low, high = _compare(
-                tables[key], f"{rho:.2f}", value, [m[metric] for m in measured]
-            )
-            curves[key].append({"rho": rho, "mean": mean, "low": low, "high": high})
-    output.tables.extend(tables.values())
-    import pandas as pd
-
+            ci = _compare(tables[key], f"{rho:.2f}", value, [m[metric] for m in measured])
+            curves[key].append(ci_point("rho", rho, ci))
+    ctx.output.tables.extend(tables.values())
     for key, title, unit, formula, _ in quantities:
-        low, top = min(plan.loads) * 0.8, min(0.98, max(plan.loads) * 1.05)
-        dense = [low + (top - low) * i / 100 for i in range(101)]
-        fig = plots.mean_ci(
-            pd.DataFrame(curves[key]),
+        dense = _dense(min(plan.loads) * 0.8, min(0.98, max(plan.loads) * 1.05))
+        add_ci_figure(
+            ctx.output,
+            ctx.out_dir,
+            f"{exp}_{key}",
+            f"{label}: {title} against load",
+            curves[key],
             "rho",
-            "mean",
-            ci=("low", "high"),
             x_label="load ρ = λ/μ",
             x_unit="fraction",
             y_label=title,
@@ -295,11 +304,11 @@ def _queue_experiment(
             reference=(dense, [formula(r * MU, MU) for r in dense], "theory"),
             title=f"{label}: {title}",
         )
-        path = plots.save(fig, out_dir / "figures" / f"{exp}_{key}.png")
-        output.figures.append((f"{label}: {title} against load", path))
 
 
-def _erlang_experiment(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
+def _erlang_experiment(ctx: Context) -> None:
+    """erlang_b: loss system against Erlang B."""
+    plan: Plan = ctx.plan
     points = [
         (
             {"offered_erlang": e},
@@ -312,7 +321,9 @@ def _erlang_experiment(plan: Plan, out_dir: Path, progress: bool, output: StudyO
         )
         for e in plan.offered_erlang
     ]
-    df = run_points(points, plan.seeds, out_dir, progress=progress, name="validation/erlang_b")
+    runs = Runs.run(
+        points, plan.seeds, ctx.out_dir, progress=ctx.progress, name="validation/erlang_b"
+    )
     table = Table(
         "erlang_b_blocking",
         f"Loss system, {CIRCUITS} circuits: blocking probability (fraction)",
@@ -320,15 +331,13 @@ def _erlang_experiment(plan: Plan, out_dir: Path, progress: bool, output: StudyO
     )
     curve = []
     for e in plan.offered_erlang:
-        rows = df[df["offered_erlang"] == e].to_dict("records")
         value = theory.erlang_b(e, CIRCUITS)
-        mean, low, high = _compare(table, f"{e:g}", value, [measured_blocking(r) for r in rows])
-        curve.append({"offered": e, "mean": mean, "low": low, "high": high})
-    output.tables.append(table)
+        samples = [measured_blocking(r) for r in runs.select(offered_erlang=e)]
+        curve.append(ci_point("offered", e, _compare(table, f"{e:g}", value, samples)))
+    ctx.output.tables.append(table)
     import pandas as pd
 
-    low, top = min(plan.offered_erlang) * 0.8, max(plan.offered_erlang) * 1.1
-    dense = [low + (top - low) * i / 100 for i in range(101)]
+    dense = _dense(min(plan.offered_erlang) * 0.8, max(plan.offered_erlang) * 1.1)
     fig = plots.loss_load(
         pd.DataFrame(curve),
         "offered",
@@ -340,27 +349,27 @@ def _erlang_experiment(plan: Plan, out_dir: Path, progress: bool, output: StudyO
         logy=True,
         title=f"Blocking with {CIRCUITS} circuits",
     )
-    path = plots.save(fig, out_dir / "figures" / "erlang_b_blocking.png")
-    output.figures.append(("Loss system: blocking against offered load", path))
-
-
-def reproduce(quick: bool, only: list[str] | None, out_dir: Path, progress: bool) -> StudyOutput:
-    """Run the selected experiments and compare them with theory."""
-    plan = QUICK if quick else FULL
-    selected = list(only) if only else list(EXPERIMENTS)
-    output = StudyOutput()
-    output.notes.append(
-        f"Measured values are means over {len(plan.seeds)} seeds with "
-        f"{CONFIDENCE:.0%} Student-t confidence intervals; ± gives the half-width."
+    add_figure(
+        ctx.output,
+        ctx.out_dir,
+        "erlang_b_blocking",
+        "Loss system: blocking against offered load",
+        fig,
     )
-    output.notes.append(
+
+
+def notes(plan: Plan, quick: bool) -> list[str]:
+    """Describe what was run (and, for ``--quick``, what the quick profile shortens)."""
+    out = [
+        f"Measured values are means over {len(plan.seeds)} seeds with "
+        f"{CONFIDENCE:.0%} Student-t confidence intervals; ± gives the half-width.",
         f"Queues: service rate μ = {MU:g}/s, {plan.duration_s:g} s simulated per run "
         f"after {plan.warmup_s:g} s warm-up; loss system: {CIRCUITS} circuits, mean holding "
         f"{HOLDING_S:g} s, {plan.loss_duration_s:g} s simulated after "
-        f"{plan.loss_warmup_s:g} s warm-up."
-    )
+        f"{plan.loss_warmup_s:g} s warm-up.",
+    ]
     if quick:
-        output.notes.append(
+        out.append(
             f"--quick: {len(QUICK.seeds)} seeds instead of {len(FULL.seeds)}, "
             f"{len(QUICK.loads)} queue loads instead of {len(FULL.loads)}, "
             f"{len(QUICK.offered_erlang)} loss-system loads instead of "
@@ -368,43 +377,40 @@ def reproduce(quick: bool, only: list[str] | None, out_dir: Path, progress: bool
             f"{QUICK.loss_duration_s:g} s simulated instead of {FULL.duration_s:g} s / "
             f"{FULL.loss_duration_s:g} s."
         )
-    if "mm1" in selected:
-        _queue_experiment(
+    return out
+
+
+STUDY = Study(
+    profiles=Profiles(full=FULL, quick=QUICK),
+    experiments=(
+        Experiment(
             "mm1",
-            "M/M/1",
-            scenario_mm1,
-            [
-                (
-                    "sojourn",
-                    "mean time in system",
-                    "s",
-                    theory.mm1_sojourn,
-                    "sojourn_s",
-                ),
-                (
-                    "number",
-                    "mean number in system",
-                    "customers",
-                    theory.mm1_number,
-                    "number",
-                ),
-            ],
-            plan,
-            out_dir,
-            progress,
-            output,
-        )
-    if "md1" in selected:
-        _queue_experiment(
+            "M/M/1 queue against 1/(μ − λ) and ρ/(1 − ρ)",
+            lambda ctx: _queue_experiment(
+                "mm1",
+                "M/M/1",
+                scenario_mm1,
+                [
+                    ("sojourn", "mean time in system", "s", theory.mm1_sojourn, "sojourn_s"),
+                    ("number", "mean number in system", "customers", theory.mm1_number, "number"),
+                ],
+                ctx,
+            ),
+        ),
+        Experiment(
             "md1",
-            "M/D/1",
-            scenario_md1,
-            [("wait", "mean waiting time", "s", theory.md1_wait, "wait_s")],
-            plan,
-            out_dir,
-            progress,
-            output,
-        )
-    if "erlang_b" in selected:
-        _erlang_experiment(plan, out_dir, progress, output)
-    return output
+            "M/D/1 queue against Pollaczek–Khinchine",
+            lambda ctx: _queue_experiment(
+                "md1",
+                "M/D/1",
+                scenario_md1,
+                [("wait", "mean waiting time", "s", theory.md1_wait, "wait_s")],
+                ctx,
+            ),
+        ),
+        Experiment.of(_erlang_experiment, lambda f, ctx: f(ctx)),
+    ),
+    notes=notes,
+)
+EXPERIMENTS = STUDY.ids
+reproduce = STUDY.reproduce

@@ -492,7 +492,10 @@ impl RprStation {
         };
         let (rate, head, stamp) = if local.is_finite() && local < recv {
             (local, self.idx, now)
-        } else if recv.is_finite() {
+        } else if recv.is_finite() && self.rates.lp_fw_rate > recv {
+            // Upstream stations send more than the fair rate through this station: they
+            // belong to the congestion domain, so the rate travels on. Otherwise the
+            // domain ends here and upstream stations hear "full rate".
             (recv, self.received.head, self.received_stamp)
         } else {
             (f64::INFINITY, NONE, now)
@@ -652,5 +655,53 @@ impl Agent for RprStation {
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stq_thresholds_change_the_congestion_state_exactly_where_they_lie() {
+        let size = 256 * 1024u64;
+        let line = 7775.0; // 622 Mb/s in bytes per 100 µs
+        let mut cfg = RprConfig::default();
+        // Aggressive, dual queue: congested from the low threshold (12.5% = 32768 B) on,
+        // whatever the rates.
+        let low = size / 8;
+        assert!(!congested(&cfg, low - 1, size, line, line));
+        assert!(congested(&cfg, low, size, 0.0, line));
+        // Conservative, dual queue: from the medium threshold (18.75% = 49152 B), or on
+        // rates from rateLowThreshold = 0.855 of the line rate.
+        cfg.mode = FairnessMode::Conservative;
+        let medium = size * 3 / 16;
+        assert!(!congested(&cfg, medium - 1, size, 0.0, line));
+        assert!(congested(&cfg, medium, size, 0.0, line));
+        let thr = 0.9 * 0.95 * line;
+        assert!(!congested(&cfg, 0, size, thr - 1e-6, line));
+        assert!(congested(&cfg, 0, size, thr, line));
+        // Single queue: rates only.
+        cfg.design = BufferDesign::Single;
+        assert!(!congested(&cfg, size, size, thr - 1e-6, line));
+        assert!(congested(&cfg, 0, size, thr, line));
+    }
+
+    #[test]
+    fn fairness_message_round_trips_full_rate() {
+        let mut p = Packet::default();
+        for m in [
+            FairnessMessage {
+                rate: f64::INFINITY,
+                head: NONE,
+            },
+            FairnessMessage {
+                rate: 1554.75,
+                head: 4,
+            },
+        ] {
+            p.set_header(m);
+            assert_eq!(p.header::<FairnessMessage>(), Some(m));
+        }
     }
 }

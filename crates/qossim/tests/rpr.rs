@@ -153,7 +153,8 @@ fn a_station_never_adds_faster_than_its_allowed_rate() {
             let allowed = series(&out, &format!("rpr.S{i}.allowed_max_bps"));
             for k in 0..add.v.len() {
                 // In a 1-ms interval: the allowed rate at its highest over the interval,
-                // plus one frame (the limiter spaces frames, it keeps no credit).
+                // plus one frame (the limiter spaces frames at the rate in force, it keeps no
+                // credit).
                 let bound = allowed.v[k] * 1e-3 + 1500.0 * 8.0;
                 assert!(
                     add.v[k] * 1e-3 <= bound,
@@ -218,8 +219,8 @@ fn below_capacity_nothing_is_throttled_and_the_allowed_rate_returns_to_line_rate
 
 #[test]
 fn tcp_waits_in_the_client_buffer_and_is_never_dropped_by_the_mac() {
-    for (mode, design) in DESIGNS {
-        let out = run(&default_scenario(mode, design, 100.0, 1.5));
+    for ((mode, design), r) in DESIGNS.iter().flat_map(|d| [(*d, 1.0), (*d, 100.0)]) {
+        let out = run(&default_scenario(mode, design, r, 1.5));
         let m = &out.summary;
         for i in 0..6 {
             let p = format!("rpr.station.{i}.");

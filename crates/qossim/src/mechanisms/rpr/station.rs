@@ -198,8 +198,8 @@ pub struct RprStation {
     busy_until: Time,
     timer_at: Time,
     timer_id: Option<EventId>,
-    /// Earliest start of the next add packet crossing the congested span.
-    shaper_at: Time,
+    /// Start and size of the last add packet that crossed the congested span.
+    last_cross: Option<(Time, u32)>,
     /// Allowed rate towards the congested span, bytes per aging interval.
     allowed: f64,
     /// Head of the congestion domain whose rate limits this station ([`NONE`] if none).
@@ -259,7 +259,7 @@ impl RprStation {
             busy_until: 0,
             timer_at: NEVER,
             timer_id: None,
-            shaper_at: 0,
+            last_cross: None,
             allowed: line_iv,
             limit_head: NONE,
             received: FairnessMessage {
@@ -337,6 +337,24 @@ impl RprStation {
         self.limit_head != NONE && self.allowed < self.line_iv
     }
 
+    /// Earliest start of the next add packet crossing the congested span: the last one
+    /// spaced at the allowed rate in force now ([`NEVER`] at a zero rate).
+    fn next_cross(&self) -> Time {
+        let Some((t, size)) = self.last_cross else {
+            return 0;
+        };
+        let bps = self.iv_to_bps(self.allowed);
+        if bps <= 0.0 {
+            return NEVER;
+        }
+        let gap = (size as f64 * 8.0 / bps * 1e12).ceil();
+        if gap >= (NEVER - t) as f64 {
+            NEVER
+        } else {
+            t + gap as Time
+        }
+    }
+
     fn transit_size(&self) -> u64 {
         self.cfg.stq_size
     }
@@ -370,13 +388,16 @@ impl RprStation {
             Some(1)
         } else if let Some(head) = self.client.front() {
             let blocked = self.limited() && self.crosses(head.dst, self.limit_head);
-            if !blocked || now >= self.shaper_at {
+            let earliest = if blocked { self.next_cross() } else { now };
+            if earliest <= now {
                 Some(2)
             } else if !self.stq.is_empty() {
                 Some(1)
             } else {
-                let t = self.shaper_at;
-                self.wake_at(t, ctx);
+                // A new rate (message or ramp) calls the selector again anyway.
+                if earliest != NEVER {
+                    self.wake_at(earliest, ctx);
+                }
                 None
             }
         } else if !self.stq.is_empty() {
@@ -406,9 +427,7 @@ impl RprStation {
                 self.stats.added_bytes += pkt.size as u64;
             }
             if self.limited() && self.crosses(pkt.dst, self.limit_head) {
-                let bps = self.iv_to_bps(self.allowed);
-                let gap = (pkt.size as f64 * 8.0 / bps * 1e12).ceil() as Time;
-                self.shaper_at = self.shaper_at.max(now) + gap;
+                self.last_cross = Some((now, pkt.size));
             }
         } else {
             self.forwarded_iv += pkt.size as u64;

@@ -79,7 +79,7 @@ pub struct RprConfig {
 
 impl Default for RprConfig {
     /// Aggressive mode, dual queue, aging 100 µs, ageCoef 4, lpCoef 64, rampCoef 64,
-    /// conservative ramps 16 (down) and 4 (up) per round trip, STQ 256 KB with
+    /// conservative ramps 16 (down) and 4 (up) per round trip, STQ 256 KiB with
     /// thresholds 12.5 / 18.75 / 25 %, rateLowThreshold 0.9·0.95, client buffer 100 000
     /// packets, 16-byte fairness messages, 1-ms series.
     fn default() -> Self {

@@ -319,3 +319,38 @@ fn bad_rpr_sections_get_one_clear_error_each() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(d[0].contains("rpr_ring"), "{}", d[0]);
 }
+
+#[test]
+fn the_conservative_head_changes_its_rate_at_most_once_per_fairness_round_trip() {
+    for design in ["single", "dual"] {
+        // Longer spans make the round trip (and the waiting) span many 1-ms samples.
+        let text = greedy_udp("conservative", design, 5, 1.0, 1.0).replace(
+            "kind = \"rpr_ring\"",
+            "kind = \"rpr_ring\"\ndelay = \"2ms\"",
+        );
+        let out = run(&text);
+        let frtt = num(&out.summary, "rpr.station.4.frtt_s");
+        // Six 2-ms spans of the control ringlet at least.
+        assert!(frtt >= 0.012, "{design}: measured round trip {frtt}");
+        let fair = series(&out, "rpr.S4.fair_rate_bps");
+        let mut changes = Vec::new();
+        for k in 1..fair.v.len() {
+            if fair.v[k] != fair.v[k - 1] && fair.t[k] > 0.2 {
+                changes.push(fair.t[k]);
+            }
+        }
+        assert!(
+            changes.len() > 5,
+            "{design}: the head never adjusted its rate"
+        );
+        // A change seen in the sample at t happened in (t − 1 ms, t].
+        for w in changes.windows(2) {
+            assert!(
+                w[1] - w[0] > frtt - 1e-3 - 1e-9,
+                "{design}: changes at {} and {} s, round trip {frtt}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+}

@@ -519,11 +519,10 @@ impl MechanismRun for RprRun {
             );
             m.insert("rpr.tcp.rtt_samples".into(), json!(mon.rtt.count()));
         }
-        for (ti, t) in sc.traffic.iter().enumerate() {
+        for t in &sc.traffic {
             let Some(g) = w.flows.group_id(&t.name) else {
                 continue;
             };
-            let _ = ti;
             let mut k = 0;
             for (f, r) in w.flows.recs.iter().enumerate() {
                 if r.group != g {

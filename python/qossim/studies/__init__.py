@@ -368,3 +368,4 @@ def reproduce(
 register_study("validation", "qossim.studies.validation")
 register_study("pcn", "qossim.studies.pcn")
 register_study("assured-service", "qossim.studies.assured_service")
+register_study("rpr-fairness", "qossim.studies.rpr_fairness")

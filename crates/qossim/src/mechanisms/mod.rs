@@ -7,17 +7,20 @@
 //!   measurement, ingress admission control and flow termination.
 //! - [`diffserv`]: DiffServ Assured Service — the IN/OUT drop and demotion figures of
 //!   RED/RIO ports, policers and host profiles.
+//! - [`rpr`]: RPR ring fairness — stations with transit queues and an allowed-rate
+//!   limiter, aggressive and conservative fairness over real fairness messages.
 //!
 //! [`registry`] lists the families a scenario is read with: adding a family is its
 //! folder, its `pub mod` line here and its line in [`FAMILIES`].
 
 pub mod diffserv;
 pub mod pcn;
+pub mod rpr;
 
 use crate::scenario::{Family, Registry};
 
 /// Every mechanism family of this crate, in the order they build into a world.
-pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN];
+pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN, &rpr::RPR];
 
 /// The registry of every family of this crate.
 pub fn registry() -> Registry {

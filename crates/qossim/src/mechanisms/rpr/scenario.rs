@@ -1,0 +1,540 @@
+//! The RPR family's part of the scenario language ([`RprFamily`]): the ring topology
+//! (`[topology] kind = "rpr_ring"`) and the `[rpr]` section (fairness mode, buffer
+//! design and every MAC and fairness parameter), the builder that puts a station on
+//! every node, and the post-run `rpr.*` summary.
+
+use super::monitor::{RprMonitor, WatchedEntry};
+use super::station::{BufferDesign, FairnessMode, RprConfig, RprStation};
+use crate::net::NONE;
+use crate::scenario::units::QueueLimit;
+use crate::scenario::walk::{Cx, Tbl};
+use crate::scenario::{
+    apply_link_overrides, BuiltCore, Core, Family, LinkSpec, Mechanism, MechanismRun, QueueSpec,
+    Scenario, Topology, TrafficModel,
+};
+use crate::time::{millis, to_secs, Time};
+use crate::world::World;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// The RPR family of the scenario language.
+pub struct RprFamily;
+
+/// The registered instance.
+pub static RPR: RprFamily = RprFamily;
+
+/// What a scenario asks of the ring.
+#[derive(Clone, Debug)]
+pub struct RprSpec {
+    /// Number of stations (nodes `S0` … `S{n-1}`).
+    pub stations: usize,
+    /// The stations' MAC and fairness parameters.
+    pub config: RprConfig,
+    /// Traffic entries (indices) whose flows get 1-ms throughput series.
+    pub watch: Vec<usize>,
+    /// The TCP entry whose first connection's cwnd and RTT are traced.
+    pub trace_tcp: Option<usize>,
+}
+
+/// Default span rate of the ring, bits per second.
+pub const DEFAULT_RATE: u64 = 622_000_000;
+
+const RING_KEYS: &[&str] = &["kind", "stations", "rate", "delay"];
+
+fn read_ring(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
+    let n = if t.has("stations") {
+        let n = t.uint(cx, "stations")?;
+        if !(2..=256).contains(&n) {
+            t.error(
+                cx,
+                "stations",
+                format!("must be between 2 and 256, got {n}"),
+            );
+            return None;
+        }
+        n as usize
+    } else {
+        6
+    };
+    let rate = if t.has("rate") {
+        t.rate(cx, "rate")?
+    } else {
+        DEFAULT_RATE
+    };
+    let delay = if t.has("delay") {
+        t.time(cx, "delay")?
+    } else {
+        millis(0.1)
+    };
+    t.finish(cx, RING_KEYS);
+    let nodes: Vec<String> = (0..n).map(|i| format!("S{i}")).collect();
+    let mut links = Vec::new();
+    let queue = QueueSpec::DropTail {
+        limit: QueueLimit::Packets(10_000),
+    };
+    // Ringlet 0 (data) first, then ringlet 1 (fairness messages, upstream).
+    for (a, b) in (0..n)
+        .map(|i| (i, (i + 1) % n))
+        .chain((0..n).map(|i| ((i + 1) % n, i)))
+    {
+        links.push(LinkSpec {
+            name: format!("{}-{}", nodes[a], nodes[b]),
+            from: a,
+            to: b,
+            rate,
+            delay,
+            queue: queue.clone(),
+            meters: Vec::new(),
+        });
+    }
+    let mut topo = Topology {
+        kind: "rpr_ring".into(),
+        nodes,
+        links,
+    };
+    apply_link_overrides(cx, root, &mut topo, false);
+    Some(topo)
+}
+
+const RPR_KEYS: &[&str] = &[
+    "mode",
+    "design",
+    "aging_interval",
+    "age_coef",
+    "lp_coef",
+    "ramp_coef",
+    "ramp_down_coef",
+    "ramp_up_coef",
+    "stq_size",
+    "stq_low",
+    "stq_medium",
+    "stq_high",
+    "rate_low_threshold",
+    "client_buffer",
+    "fairness_size",
+    "sample_interval",
+    "watch",
+    "trace_tcp",
+];
+
+fn coef(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
+    if !t.has(key) {
+        return true;
+    }
+    match t.num(cx, key) {
+        Some(v) if v >= 1.0 && v.is_finite() => {
+            *slot = v;
+            true
+        }
+        Some(v) => {
+            t.error(cx, key, format!("must be at least 1, got {v}"));
+            false
+        }
+        None => false,
+    }
+}
+
+fn fraction(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
+    if !t.has(key) {
+        return true;
+    }
+    match t.num_in(cx, key, 0.0, 1.0) {
+        Some(v) if v > 0.0 => {
+            *slot = v;
+            true
+        }
+        Some(_) => {
+            t.error(cx, key, "must be above 0");
+            false
+        }
+        None => false,
+    }
+}
+
+fn positive_time(cx: &Cx, t: &Tbl, key: &str, slot: &mut Time) -> bool {
+    if !t.has(key) {
+        return true;
+    }
+    match t.time(cx, key) {
+        Some(v) if v > 0 => {
+            *slot = v;
+            true
+        }
+        Some(_) => {
+            t.error(cx, key, "must be positive");
+            false
+        }
+        None => false,
+    }
+}
+
+fn traffic_index(cx: &Cx, t: &Tbl, key: &str, name: &str, core: &Core) -> Option<usize> {
+    let i = core.traffic.iter().position(|e| e.name == name);
+    if i.is_none() {
+        let names: Vec<&str> = core.traffic.iter().map(|e| e.name.as_str()).collect();
+        t.error(
+            cx,
+            key,
+            format!(
+                "no traffic entry {name:?}; the entries are: {}",
+                names.join(", ")
+            ),
+        );
+    }
+    i
+}
+
+fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
+    let mut c = RprConfig::default();
+    let mut ok = true;
+    if t.has("mode") {
+        match t.str(cx, "mode").as_deref() {
+            Some("aggressive") => c.mode = FairnessMode::Aggressive,
+            Some("conservative") => c.mode = FairnessMode::Conservative,
+            Some(o) => {
+                t.error(
+                    cx,
+                    "mode",
+                    format!("unknown mode {o:?}; expected \"aggressive\" or \"conservative\""),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    if t.has("design") {
+        match t.str(cx, "design").as_deref() {
+            Some("dual") => c.design = BufferDesign::Dual,
+            Some("single") => c.design = BufferDesign::Single,
+            Some(o) => {
+                t.error(
+                    cx,
+                    "design",
+                    format!("unknown design {o:?}; expected \"single\" or \"dual\""),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    ok &= positive_time(cx, t, "aging_interval", &mut c.aging_interval);
+    ok &= positive_time(cx, t, "sample_interval", &mut c.sample_interval);
+    ok &= coef(cx, t, "age_coef", &mut c.age_coef);
+    ok &= coef(cx, t, "lp_coef", &mut c.lp_coef);
+    ok &= coef(cx, t, "ramp_coef", &mut c.ramp_coef);
+    ok &= coef(cx, t, "ramp_down_coef", &mut c.ramp_down_coef);
+    ok &= coef(cx, t, "ramp_up_coef", &mut c.ramp_up_coef);
+    ok &= fraction(cx, t, "stq_low", &mut c.stq_low);
+    ok &= fraction(cx, t, "stq_medium", &mut c.stq_medium);
+    ok &= fraction(cx, t, "stq_high", &mut c.stq_high);
+    ok &= fraction(cx, t, "rate_low_threshold", &mut c.rate_low_threshold);
+    if ok && !(c.stq_low <= c.stq_medium && c.stq_medium <= c.stq_high) {
+        t.error(
+            cx,
+            "stq_high",
+            format!(
+                "the STQ thresholds must satisfy low <= medium <= high, got {} / {} / {}",
+                c.stq_low, c.stq_medium, c.stq_high
+            ),
+        );
+        ok = false;
+    }
+    if t.has("stq_size") {
+        match t.size(cx, "stq_size") {
+            Some(v) if v >= 1500 => c.stq_size = v,
+            Some(v) => {
+                t.error(
+                    cx,
+                    "stq_size",
+                    format!("must hold at least one 1500-byte frame, got {v} bytes"),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    if t.has("fairness_size") {
+        match t.size(cx, "fairness_size") {
+            Some(v) if (1..=9216).contains(&v) => c.fairness_size = v as u32,
+            Some(v) => {
+                t.error(
+                    cx,
+                    "fairness_size",
+                    format!("must be between 1 and 9216 bytes, got {v}"),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    if t.has("client_buffer") {
+        match t.uint(cx, "client_buffer") {
+            Some(v) if v >= 1 => c.client_buffer = v as usize,
+            Some(_) => {
+                t.error(cx, "client_buffer", "must be at least 1 packet");
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    let mut watch = Vec::new();
+    if t.has("watch") {
+        match t.array(cx, "watch") {
+            Some(items) => {
+                for (v, _) in items {
+                    match v.as_str() {
+                        Some(name) => match traffic_index(cx, t, "watch", name, core) {
+                            Some(i) => watch.push(i),
+                            None => ok = false,
+                        },
+                        None => {
+                            t.error(cx, "watch", "expected traffic entry names (strings)");
+                            ok = false;
+                        }
+                    }
+                }
+            }
+            None => ok = false,
+        }
+    }
+    let mut trace_tcp = None;
+    if t.has("trace_tcp") {
+        if let Some(name) = t.str(cx, "trace_tcp") {
+            match traffic_index(cx, t, "trace_tcp", &name, core) {
+                Some(i) if matches!(core.traffic[i].model, TrafficModel::Tcp(_)) => {
+                    trace_tcp = Some(i)
+                }
+                Some(_) => {
+                    t.error(
+                        cx,
+                        "trace_tcp",
+                        format!("traffic entry {name:?} is not TCP"),
+                    );
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        } else {
+            ok = false;
+        }
+    }
+    t.finish(cx, RPR_KEYS);
+    ok.then_some(RprSpec {
+        stations: core.topology.nodes.len(),
+        config: c,
+        watch,
+        trace_tcp,
+    })
+}
+
+impl Family for RprFamily {
+    fn name(&self) -> &'static str {
+        "rpr"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &["rpr"]
+    }
+    fn topology_kinds(&self) -> &'static [&'static str] {
+        &["rpr_ring"]
+    }
+    fn read_topology(&self, cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
+        read_ring(cx, t, root)
+    }
+    fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
+        let ring = core.topology.kind == "rpr_ring";
+        if !root.has("rpr") {
+            if !ring {
+                return Some(None);
+            }
+            let spec = RprSpec {
+                stations: core.topology.nodes.len(),
+                config: RprConfig::default(),
+                watch: Vec::new(),
+                trace_tcp: None,
+            };
+            return Some(Some(Arc::new(spec)));
+        }
+        let t = root.table(cx, "rpr")?;
+        if !ring {
+            t.error(
+                cx,
+                "mode",
+                "the [rpr] section runs on a ring: set [topology] kind = \"rpr_ring\"",
+            );
+            for k in t.keys() {
+                t.has(&k);
+            }
+            return None;
+        }
+        let spec = read_section(cx, &t, core)?;
+        Some(Some(Arc::new(spec)))
+    }
+}
+
+impl Mechanism for RprSpec {
+    fn family(&self) -> &'static str {
+        "rpr"
+    }
+    fn build(
+        &self,
+        sc: &Scenario,
+        w: &mut World,
+        core: &BuiltCore,
+    ) -> Result<Box<dyn MechanismRun>, String> {
+        let n = self.stations;
+        let warmup = sc.run.warmup;
+        let mut ids = Vec::with_capacity(n);
+        let ring_delay: Time = (0..n)
+            .map(|i| {
+                let l = w
+                    .net
+                    .link_between(i as u32, ((i + 1) % n) as u32)
+                    .expect("ring");
+                w.net.links[l as usize].delay
+            })
+            .sum();
+        for i in 0..n {
+            let up = (i + n - 1) % n;
+            let data = w
+                .net
+                .link_between(i as u32, ((i + 1) % n) as u32)
+                .ok_or("ring without its data span")?;
+            let ctrl = w
+                .net
+                .link_between(i as u32, up as u32)
+                .ok_or("ring without its control span")?;
+            let rate = w.net.links[data as usize].rate_bps;
+            let mut st = RprStation::new(
+                self.config.clone(),
+                i as u32,
+                n as u32,
+                i as u32,
+                data,
+                ctrl,
+                up as u32,
+                rate,
+                ring_delay,
+            );
+            st.measure_from(warmup);
+            let id = w.add_agent(&format!("rpr.S{i}"), Box::new(st));
+            w.attach_port(data, id);
+            w.attach_port(ctrl, id);
+            ids.push(id);
+        }
+        for i in 0..n {
+            let up = ids[(i + n - 1) % n];
+            w.agents
+                .get_mut::<RprStation>(ids[i])
+                .expect("station")
+                .set_upstream(up);
+        }
+        let watched = self
+            .watch
+            .iter()
+            .map(|&ti| WatchedEntry {
+                name: sc.traffic[ti].name.clone(),
+                group: w.flows.group_id(&sc.traffic[ti].name).unwrap_or(NONE),
+            })
+            .collect();
+        let traced = self.trace_tcp.and_then(|ti| {
+            core.connections
+                .iter()
+                .find(|c| c.traffic == ti)
+                .map(|c| (c.sender, c.flow))
+        });
+        let mon = RprMonitor::new(self.config.sample_interval, warmup, watched, traced);
+        let monitor = w.add_agent("rpr.monitor", Box::new(mon));
+        for i in 0..n {
+            w.tap(i as u32, monitor);
+        }
+        Ok(Box::new(RprRun {
+            stations: ids,
+            monitor,
+        }))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The ring built into a world.
+struct RprRun {
+    stations: Vec<u32>,
+    monitor: u32,
+}
+
+/// Jain's fairness index of `x`: (Σx)² / (n·Σx²); 1 when all are equal.
+pub fn jain_index(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    if x.is_empty() || s2 == 0.0 {
+        return 1.0;
+    }
+    s * s / (x.len() as f64 * s2)
+}
+
+impl MechanismRun for RprRun {
+    fn finish(&mut self, sc: &Scenario, w: &mut World, m: &mut Map<String, Value>) {
+        let now = w.sched.now();
+        let measured = to_secs(now.saturating_sub(sc.run.warmup)).max(1e-12);
+        let mut shares = Vec::new();
+        for (i, &id) in self.stations.iter().enumerate() {
+            let mut delivered = 0u64;
+            let mut any = false;
+            for t in sc.traffic.iter().filter(|t| t.from == i) {
+                if let Some(g) = w.flows.group_id(&t.name) {
+                    delivered += w.flows.groups[g as usize].rx_bytes_measured;
+                    any = true;
+                }
+            }
+            let p = format!("rpr.station.{i}.");
+            let bps = delivered as f64 * 8.0 / measured;
+            m.insert(p.clone() + "throughput_bps", json!(bps));
+            if any {
+                shares.push(bps);
+            }
+            if let Some(s) = w.agents.get_mut::<RprStation>(id) {
+                let st = s.stats();
+                m.insert(
+                    p.clone() + "add_bps",
+                    json!(st.added_bytes as f64 * 8.0 / measured),
+                );
+                m.insert(p.clone() + "client_max_pkts", json!(st.client_max));
+                m.insert(p.clone() + "client_drops", json!(st.client_drops));
+                m.insert(p.clone() + "stq_max_bytes", json!(st.stq_max));
+                m.insert(p.clone() + "stq_drops", json!(st.stq_drops));
+                m.insert(p + "frtt_s", json!(to_secs(s.frtt())));
+            }
+        }
+        m.insert("rpr.jain_index".into(), json!(jain_index(&shares)));
+        let Some(mon) = w.agents.get_mut::<RprMonitor>(self.monitor) else {
+            return;
+        };
+        let base = std::mem::take(&mut mon.rx_at_warmup);
+        if mon.rtt.count() > 0 {
+            m.insert("rpr.tcp.rtt_mean_s".into(), json!(mon.rtt.mean() / 1e12));
+            m.insert(
+                "rpr.tcp.rtt_p99_s".into(),
+                json!(mon.rtt.quantile(0.99) as f64 / 1e12),
+            );
+            m.insert("rpr.tcp.rtt_samples".into(), json!(mon.rtt.count()));
+        }
+        for t in &sc.traffic {
+            let Some(g) = w.flows.group_id(&t.name) else {
+                continue;
+            };
+            let mut k = 0;
+            for (f, r) in w.flows.recs.iter().enumerate() {
+                if r.group != g {
+                    continue;
+                }
+                let b0 = base.get(f).copied().unwrap_or(0);
+                m.insert(
+                    format!("rpr.flow.{}.{k}.throughput_bps", t.name),
+                    json!((r.rx_bytes - b0) as f64 * 8.0 / measured),
+                );
+                k += 1;
+            }
+        }
+    }
+}

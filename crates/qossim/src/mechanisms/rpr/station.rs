@@ -1,0 +1,726 @@
+//! The RPR station: its MAC on the data ringlet (client buffer, primary and secondary
+//! transit queues, transmit selector, allowed-rate limiter) and its fairness machine
+//! (rate counters, congestion detection, fairness messages upstream).
+//!
+//! The station is a port element on both of its output ports: every data packet offered
+//! to either (added by a local client, or arriving in transit from upstream) is consumed
+//! by the station, which always sends data on the data ringlet and fairness messages on
+//! the other. The station is the only feeder of its data-ringlet link and hands it one
+//! packet when the transmitter is free, so the link never queues: the transit queues and
+//! the client buffer live in the station, and the selector decides at each transmission
+//! start exactly as the MAC does.
+
+use super::rates::RateCounters;
+use crate::engine::EventId;
+use crate::net::{AgentId, HeaderFields, LinkId, NodeId, Packet, NONE};
+use crate::time::{to_secs, tx_time, Time, NEVER};
+use crate::world::{Agent, Ctx, PortVerdict};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+
+/// Which fairness algorithm the stations run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FairnessMode {
+    /// Congestion on STQ depth (dual) or rates (single); the fair rate follows lpAddRate
+    /// every aging interval.
+    Aggressive,
+    /// Congestion on rates or transit depth; the head changes its advertised rate at most
+    /// once per measured fairness round trip, with limited steps.
+    Conservative,
+}
+
+/// Transit buffer design.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferDesign {
+    /// One transit queue (the PTQ), always served before add traffic.
+    Single,
+    /// A primary (class A) and a secondary (classes B/C) transit queue.
+    Dual,
+}
+
+/// Every parameter of the stations' MAC and fairness machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RprConfig {
+    /// Fairness algorithm.
+    pub mode: FairnessMode,
+    /// Transit buffer design.
+    pub design: BufferDesign,
+    /// Aging interval (also the interval between fairness messages).
+    pub aging_interval: Time,
+    /// ageCoef.
+    pub age_coef: f64,
+    /// lpCoef.
+    pub lp_coef: f64,
+    /// rampCoef: `allowed ← allowed + (line − allowed)/rampCoef` on a full-rate message.
+    pub ramp_coef: f64,
+    /// Conservative mode: the head's fair rate falls by `rate/ramp_down_coef` per
+    /// fairness round trip while congestion persists.
+    pub ramp_down_coef: f64,
+    /// Conservative mode: the head's fair rate rises by `(line − rate)/ramp_up_coef` per
+    /// fairness round trip once congestion has cleared.
+    pub ramp_up_coef: f64,
+    /// STQ size, bytes.
+    pub stq_size: u64,
+    /// STQ low threshold, fraction of its size.
+    pub stq_low: f64,
+    /// STQ medium threshold, fraction of its size.
+    pub stq_medium: f64,
+    /// STQ high threshold, fraction of its size.
+    pub stq_high: f64,
+    /// Rate congestion threshold (rateLowThreshold), fraction of the line rate.
+    pub rate_low_threshold: f64,
+    /// Client buffer, packets.
+    pub client_buffer: usize,
+    /// Size of a fairness message, bytes.
+    pub fairness_size: u32,
+    /// Interval of the station's time series.
+    pub sample_interval: Time,
+}
+
+impl Default for RprConfig {
+    /// Aggressive mode, dual queue, aging 100 µs, ageCoef 4, lpCoef 64, rampCoef 64,
+    /// conservative ramps 16 (down) and 4 (up) per round trip, STQ 256 KiB with
+    /// thresholds 12.5 / 18.75 / 25 %, rateLowThreshold 0.9·0.95, client buffer 100 000
+    /// packets, 16-byte fairness messages, 1-ms series.
+    fn default() -> Self {
+        RprConfig {
+            mode: FairnessMode::Aggressive,
+            design: BufferDesign::Dual,
+            aging_interval: crate::time::millis(0.1),
+            age_coef: 4.0,
+            lp_coef: 64.0,
+            ramp_coef: 64.0,
+            ramp_down_coef: 16.0,
+            ramp_up_coef: 4.0,
+            stq_size: 256 * 1024,
+            stq_low: 0.125,
+            stq_medium: 0.1875,
+            stq_high: 0.25,
+            rate_low_threshold: 0.9 * 0.95,
+            client_buffer: 100_000,
+            fairness_size: 16,
+            sample_interval: crate::time::millis(1.0),
+        }
+    }
+}
+
+/// A fairness message: the advertised fair rate (bytes per aging interval, infinite for
+/// "full rate") and the station at the head of the congestion domain. The message's
+/// `created` time is the head's stamp, kept when the message is forwarded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FairnessMessage {
+    /// Fair rate, bytes per aging interval; `f64::INFINITY` is "full rate".
+    pub rate: f64,
+    /// Station index of the head, or [`NONE`].
+    pub head: u32,
+}
+
+impl HeaderFields for FairnessMessage {
+    const TAG: u8 = 30;
+    fn to_words(&self) -> [u64; 2] {
+        [self.rate.to_bits(), self.head as u64]
+    }
+    fn from_words(w: [u64; 2]) -> Self {
+        FairnessMessage {
+            rate: f64::from_bits(w[0]),
+            head: w[1] as u32,
+        }
+    }
+}
+
+/// The congestion state a station derives from its STQ depth and rates.
+pub fn congested(
+    cfg: &RprConfig,
+    transit_bytes: u64,
+    transit_size: u64,
+    lp_sum: f64,
+    line: f64,
+) -> bool {
+    let depth = transit_bytes as f64;
+    let size = transit_size as f64;
+    let on_rates = lp_sum >= cfg.rate_low_threshold * line;
+    match (cfg.mode, cfg.design) {
+        (FairnessMode::Aggressive, BufferDesign::Dual) => depth >= cfg.stq_low * size,
+        (FairnessMode::Aggressive, BufferDesign::Single) => on_rates,
+        (FairnessMode::Conservative, BufferDesign::Dual) => {
+            on_rates || depth >= cfg.stq_medium * size
+        }
+        (FairnessMode::Conservative, BufferDesign::Single) => on_rates,
+    }
+}
+
+const TX: u32 = 1;
+const AGE: u32 = 2;
+const SAMPLE: u32 = 3;
+
+/// Counters of one station (the `measured` ones after the warm-up).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StationStats {
+    /// Bytes added to the ring after the warm-up.
+    pub added_bytes: u64,
+    /// Bytes forwarded in transit after the warm-up.
+    pub forwarded_bytes: u64,
+    /// Largest client buffer after the warm-up, packets.
+    pub client_max: usize,
+    /// Packets lost because the client buffer was full.
+    pub client_drops: u64,
+    /// Largest STQ depth, bytes.
+    pub stq_max: u64,
+    /// Packets lost because the STQ was full.
+    pub stq_drops: u64,
+    /// Fairness messages sent.
+    pub messages: u64,
+    /// Aging intervals spent congested (after the warm-up).
+    pub congested_intervals: u64,
+    /// Aging intervals after the warm-up.
+    pub intervals: u64,
+}
+
+/// One station of the ring.
+pub struct RprStation {
+    cfg: RprConfig,
+    /// This station's index (its node id in the ring topology).
+    idx: u32,
+    n: u32,
+    node: NodeId,
+    data_link: LinkId,
+    ctrl_link: LinkId,
+    line_bps: u64,
+    /// Line rate in bytes per aging interval.
+    line_iv: f64,
+    upstream_agent: AgentId,
+    upstream_node: NodeId,
+    ptq: VecDeque<Packet>,
+    stq: VecDeque<Packet>,
+    ptq_bytes: u64,
+    stq_bytes: u64,
+    client: VecDeque<Packet>,
+    busy_until: Time,
+    timer_at: Time,
+    timer_id: Option<EventId>,
+    /// Start and size of the last add packet that crossed the congested span.
+    last_cross: Option<(Time, u32)>,
+    /// Allowed rate towards the congested span, bytes per aging interval.
+    allowed: f64,
+    /// Head of the congestion domain whose rate limits this station ([`NONE`] if none).
+    limit_head: u32,
+    /// Last received message.
+    received: FairnessMessage,
+    received_stamp: Time,
+    rates: RateCounters,
+    added_iv: u64,
+    forwarded_iv: u64,
+    congested: bool,
+    advertised: f64,
+    /// Conservative mode: the head's current fair rate (infinite when none).
+    cons_rate: f64,
+    cons_next: Time,
+    /// Measured fairness round-trip time.
+    frtt: Time,
+    measure_from: Time,
+    stats: StationStats,
+    sample_added: u64,
+    sample_allowed_max: f64,
+    series: Option<[usize; 6]>,
+}
+
+impl RprStation {
+    /// Station `idx` of a ring of `n`, at `node`, sending data on `data_link` and
+    /// fairness messages on `ctrl_link` (to its upstream neighbour `upstream_node`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cfg: RprConfig,
+        idx: u32,
+        n: u32,
+        node: NodeId,
+        data_link: LinkId,
+        ctrl_link: LinkId,
+        upstream_node: NodeId,
+        line_bps: u64,
+        ring_delay: Time,
+    ) -> Self {
+        let line_iv = line_bps as f64 / 8.0 * to_secs(cfg.aging_interval);
+        let rates = RateCounters::new(cfg.age_coef, cfg.lp_coef);
+        RprStation {
+            idx,
+            n,
+            node,
+            data_link,
+            ctrl_link,
+            line_bps,
+            line_iv,
+            upstream_agent: NONE,
+            upstream_node,
+            ptq: VecDeque::new(),
+            stq: VecDeque::new(),
+            ptq_bytes: 0,
+            stq_bytes: 0,
+            client: VecDeque::new(),
+            busy_until: 0,
+            timer_at: NEVER,
+            timer_id: None,
+            last_cross: None,
+            allowed: line_iv,
+            limit_head: NONE,
+            received: FairnessMessage {
+                rate: f64::INFINITY,
+                head: NONE,
+            },
+            received_stamp: 0,
+            rates,
+            added_iv: 0,
+            forwarded_iv: 0,
+            congested: false,
+            advertised: f64::INFINITY,
+            cons_rate: f64::INFINITY,
+            cons_next: 0,
+            frtt: 2 * ring_delay + cfg.aging_interval * n as u64,
+            measure_from: 0,
+            stats: StationStats::default(),
+            sample_added: 0,
+            sample_allowed_max: line_iv,
+            series: None,
+            cfg,
+        }
+    }
+
+    /// Sets the upstream station's agent (fairness messages go to it).
+    pub fn set_upstream(&mut self, agent: AgentId) {
+        self.upstream_agent = agent;
+    }
+
+    /// Counts statistics from `t` on.
+    pub fn measure_from(&mut self, t: Time) {
+        self.measure_from = t;
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> StationStats {
+        self.stats
+    }
+
+    /// Allowed rate towards the congested span, bits per second.
+    pub fn allowed_bps(&self) -> f64 {
+        self.iv_to_bps(self.allowed)
+    }
+
+    /// Measured fairness round-trip time.
+    pub fn frtt(&self) -> Time {
+        self.frtt
+    }
+
+    /// Packets in the client buffer.
+    pub fn client_len(&self) -> usize {
+        self.client.len()
+    }
+
+    fn iv_to_bps(&self, v: f64) -> f64 {
+        if v.is_finite() {
+            v * 8.0 / to_secs(self.cfg.aging_interval)
+        } else {
+            self.line_bps as f64
+        }
+    }
+
+    /// Ring distance along the data ringlet from station `a` to `b`.
+    fn dist(&self, a: u32, b: u32) -> u32 {
+        (b + self.n - a) % self.n
+    }
+
+    /// True if a packet from this station to `dst` crosses the span leaving `head`.
+    fn crosses(&self, dst: NodeId, head: u32) -> bool {
+        head != NONE && dst < self.n && self.dist(self.idx, head) < self.dist(self.idx, dst)
+    }
+
+    /// True while the allowed rate limits add traffic.
+    fn limited(&self) -> bool {
+        self.limit_head != NONE && self.allowed < self.line_iv
+    }
+
+    /// Earliest start of the next add packet crossing the congested span: the last one
+    /// spaced at the allowed rate in force now ([`NEVER`] at a zero rate).
+    fn next_cross(&self) -> Time {
+        let Some((t, size)) = self.last_cross else {
+            return 0;
+        };
+        let bps = self.iv_to_bps(self.allowed);
+        if bps <= 0.0 {
+            return NEVER;
+        }
+        let gap = (size as f64 * 8.0 / bps * 1e12).ceil();
+        if gap >= (NEVER - t) as f64 {
+            NEVER
+        } else {
+            t + gap as Time
+        }
+    }
+
+    fn transit_size(&self) -> u64 {
+        self.cfg.stq_size
+    }
+
+    fn wake_at(&mut self, t: Time, ctx: &mut Ctx) {
+        if self.timer_at <= t {
+            return;
+        }
+        if let Some(id) = self.timer_id.take() {
+            ctx.cancel(id);
+        }
+        self.timer_at = t;
+        self.timer_id = Some(ctx.timer_at(t, TX));
+    }
+
+    /// The transmit selector: starts the next transmission if the transmitter is free.
+    fn try_send(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        if now < self.busy_until {
+            let t = self.busy_until;
+            self.wake_at(t, ctx);
+            return;
+        }
+        let high = (self.cfg.stq_high * self.cfg.stq_size as f64) as u64;
+        let pick = if !self.ptq.is_empty() {
+            Some(0)
+        } else if self.cfg.design == BufferDesign::Dual
+            && !self.stq.is_empty()
+            && self.stq_bytes >= high
+        {
+            Some(1)
+        } else if let Some(head) = self.client.front() {
+            let blocked = self.limited() && self.crosses(head.dst, self.limit_head);
+            let earliest = if blocked { self.next_cross() } else { now };
+            if earliest <= now {
+                Some(2)
+            } else if !self.stq.is_empty() {
+                Some(1)
+            } else {
+                // A new rate (message or ramp) calls the selector again anyway.
+                if earliest != NEVER {
+                    self.wake_at(earliest, ctx);
+                }
+                None
+            }
+        } else if !self.stq.is_empty() {
+            Some(1)
+        } else {
+            None
+        };
+        let Some(which) = pick else { return };
+        let pkt = match which {
+            0 => {
+                let p = self.ptq.pop_front().expect("ptq");
+                self.ptq_bytes -= p.size as u64;
+                p
+            }
+            1 => {
+                let p = self.stq.pop_front().expect("stq");
+                self.stq_bytes -= p.size as u64;
+                p
+            }
+            _ => self.client.pop_front().expect("client"),
+        };
+        let measured = now >= self.measure_from;
+        if which == 2 {
+            self.added_iv += pkt.size as u64;
+            self.sample_added += pkt.size as u64;
+            if measured {
+                self.stats.added_bytes += pkt.size as u64;
+            }
+            if self.limited() && self.crosses(pkt.dst, self.limit_head) {
+                self.last_cross = Some((now, pkt.size));
+            }
+        } else {
+            self.forwarded_iv += pkt.size as u64;
+            if measured {
+                self.stats.forwarded_bytes += pkt.size as u64;
+            }
+        }
+        self.busy_until = now + tx_time(pkt.size, self.line_bps);
+        ctx.net.enqueue(self.data_link, pkt, ctx.sched);
+        let t = self.busy_until;
+        self.wake_at(t, ctx);
+    }
+
+    /// A data packet offered to one of the station's ports.
+    fn accept(&mut self, pkt: Packet, ctx: &mut Ctx) {
+        if pkt.src == self.node {
+            if self.client.len() >= self.cfg.client_buffer {
+                self.stats.client_drops += 1;
+                return;
+            }
+            self.client.push_back(pkt);
+            if ctx.now() >= self.measure_from {
+                self.stats.client_max = self.stats.client_max.max(self.client.len());
+            }
+        } else if pkt.class > 0 || self.cfg.design == BufferDesign::Single {
+            self.ptq_bytes += pkt.size as u64;
+            self.ptq.push_back(pkt);
+        } else {
+            if self.stq_bytes + pkt.size as u64 > self.cfg.stq_size {
+                self.stats.stq_drops += 1;
+                return;
+            }
+            self.stq_bytes += pkt.size as u64;
+            self.stq.push_back(pkt);
+            self.stats.stq_max = self.stats.stq_max.max(self.stq_bytes);
+        }
+        self.try_send(ctx);
+    }
+
+    /// Transit bytes the congestion detection looks at.
+    fn transit_depth(&self) -> u64 {
+        match self.cfg.design {
+            BufferDesign::Dual => self.stq_bytes,
+            BufferDesign::Single => self.ptq_bytes,
+        }
+    }
+
+    /// End of an aging interval: age the counters, detect congestion, advertise.
+    fn age(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.rates.age(self.added_iv, self.forwarded_iv);
+        self.added_iv = 0;
+        self.forwarded_iv = 0;
+        let lp_sum = self.rates.lp_add_rate + self.rates.lp_fw_rate;
+        self.congested = congested(
+            &self.cfg,
+            self.transit_depth(),
+            self.transit_size(),
+            lp_sum,
+            self.line_iv,
+        );
+        if now >= self.measure_from {
+            self.stats.intervals += 1;
+            self.stats.congested_intervals += self.congested as u64;
+        }
+        let local = match self.cfg.mode {
+            FairnessMode::Aggressive => {
+                if self.congested {
+                    self.rates.lp_add_rate
+                } else {
+                    f64::INFINITY
+                }
+            }
+            FairnessMode::Conservative => self.conservative_rate(now),
+        };
+        // A message that went round the ring back to its head ends there.
+        let recv = if self.received.head == self.idx {
+            f64::INFINITY
+        } else {
+            self.received.rate
+        };
+        let (rate, head, stamp) = if local.is_finite() && local < recv {
+            (local, self.idx, now)
+        } else if recv.is_finite() && self.rates.lp_fw_rate > recv {
+            // Upstream stations send more than the fair rate through this station: they
+            // belong to the congestion domain, so the rate travels on. Otherwise the
+            // domain ends here and upstream stations hear "full rate".
+            (recv, self.received.head, self.received_stamp)
+        } else {
+            (f64::INFINITY, NONE, now)
+        };
+        self.advertised = rate;
+        let msg = FairnessMessage { rate, head };
+        let mut pkt = Packet {
+            size: self.cfg.fairness_size,
+            src: self.node,
+            dst: self.upstream_node,
+            dst_agent: self.upstream_agent,
+            route: NONE,
+            created: stamp,
+            echo: now,
+            ..Packet::default()
+        };
+        pkt.set_header(msg);
+        self.stats.messages += 1;
+        ctx.net.enqueue(self.ctrl_link, pkt, ctx.sched);
+        // Ramp up while the received rate is "full rate".
+        if !self.received.rate.is_finite() || self.received.head == self.idx {
+            self.allowed += (self.line_iv - self.allowed) / self.cfg.ramp_coef;
+            if self.allowed >= self.line_iv * (1.0 - 1e-9) {
+                self.allowed = self.line_iv;
+                self.limit_head = NONE;
+            }
+        }
+        self.sample_allowed_max = self.sample_allowed_max.max(self.allowed);
+        self.try_send(ctx);
+    }
+
+    /// The conservative head's fair rate. Congestion starting sets it to lpAddRate;
+    /// afterwards it changes at most once per measured fairness round trip: while
+    /// congested it moves towards lpAddRate, by at most `rate/ramp_down_coef` down or
+    /// `(line − rate)/ramp_up_coef` up; once congestion has cleared it ramps up by
+    /// `(line − rate)/ramp_up_coef` and becomes "full rate" above rateLowThreshold.
+    fn conservative_rate(&mut self, now: Time) -> f64 {
+        let line = self.line_iv;
+        if self.congested {
+            if !self.cons_rate.is_finite() {
+                self.cons_rate = self.rates.lp_add_rate;
+                self.cons_next = now + self.frtt;
+            } else if now >= self.cons_next {
+                let r = self.cons_rate;
+                let lo = r - r / self.cfg.ramp_down_coef;
+                let hi = r + (line - r) / self.cfg.ramp_up_coef;
+                self.cons_rate = self.rates.lp_add_rate.clamp(lo, hi);
+                self.cons_next = now + self.frtt;
+            }
+        } else if self.cons_rate.is_finite() && now >= self.cons_next {
+            self.cons_rate += (line - self.cons_rate) / self.cfg.ramp_up_coef;
+            self.cons_next = now + self.frtt;
+            if self.cons_rate >= self.cfg.rate_low_threshold * line {
+                self.cons_rate = f64::INFINITY;
+            }
+        }
+        self.cons_rate
+    }
+
+    fn sample(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let ids = match self.series {
+            Some(ids) => ids,
+            None => {
+                let p = format!("rpr.S{}.", self.idx);
+                let ids = [
+                    ctx.rec.id(&(p.clone() + "stq_bytes"), "bytes"),
+                    ctx.rec.id(&(p.clone() + "client_pkts"), "packets"),
+                    ctx.rec.id(&(p.clone() + "fair_rate_bps"), "bit/s"),
+                    ctx.rec.id(&(p.clone() + "allowed_bps"), "bit/s"),
+                    ctx.rec.id(&(p.clone() + "add_bps"), "bit/s"),
+                    ctx.rec.id(&(p + "allowed_max_bps"), "bit/s"),
+                ];
+                self.series = Some(ids);
+                ids
+            }
+        };
+        let secs = to_secs(self.cfg.sample_interval);
+        ctx.rec.push(ids[0], now, self.transit_depth() as f64);
+        ctx.rec.push(ids[1], now, self.client.len() as f64);
+        ctx.rec.push(ids[2], now, self.iv_to_bps(self.advertised));
+        ctx.rec.push(ids[3], now, self.iv_to_bps(self.allowed));
+        ctx.rec
+            .push(ids[4], now, self.sample_added as f64 * 8.0 / secs);
+        ctx.rec
+            .push(ids[5], now, self.iv_to_bps(self.sample_allowed_max));
+        self.sample_added = 0;
+        self.sample_allowed_max = self.allowed;
+        ctx.timer(self.cfg.sample_interval, SAMPLE);
+    }
+}
+
+impl Agent for RprStation {
+    fn start(&mut self, ctx: &mut Ctx) {
+        ctx.timer(self.cfg.aging_interval, AGE);
+        ctx.timer(self.cfg.sample_interval, SAMPLE);
+    }
+
+    fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
+        match kind {
+            TX => {
+                self.timer_at = NEVER;
+                self.timer_id = None;
+                self.try_send(ctx);
+            }
+            AGE => {
+                self.age(ctx);
+                ctx.timer(self.cfg.aging_interval, AGE);
+            }
+            SAMPLE => self.sample(ctx),
+            _ => {}
+        }
+    }
+
+    fn on_port(&mut self, _link: LinkId, pkt: &mut Packet, ctx: &mut Ctx) -> PortVerdict {
+        if pkt.header::<FairnessMessage>().is_some() {
+            return PortVerdict::Pass;
+        }
+        self.accept(*pkt, ctx);
+        PortVerdict::Consume
+    }
+
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
+        let Some(msg) = pkt.header::<FairnessMessage>() else {
+            return;
+        };
+        let now = ctx.now();
+        if msg.head == self.idx && msg.rate.is_finite() {
+            // Our own rate came back round the ring: one measured fairness round trip.
+            self.frtt = now.saturating_sub(pkt.created).max(1);
+        }
+        self.received = msg;
+        self.received_stamp = pkt.created;
+        if msg.rate.is_finite() && msg.head != self.idx {
+            self.allowed = msg.rate.min(self.line_iv);
+            self.limit_head = msg.head;
+            self.sample_allowed_max = self.sample_allowed_max.max(self.allowed);
+        }
+        self.try_send(ctx);
+    }
+
+    fn report(&self, _now: Time, out: &mut Vec<(String, Value)>) {
+        let s = &self.stats;
+        out.push(("client_max_pkts".into(), json!(s.client_max)));
+        out.push(("client_drops".into(), json!(s.client_drops)));
+        out.push(("stq_max_bytes".into(), json!(s.stq_max)));
+        out.push(("stq_drops".into(), json!(s.stq_drops)));
+        out.push(("fairness_messages".into(), json!(s.messages)));
+        out.push(("frtt_s".into(), json!(to_secs(self.frtt))));
+        let frac = if s.intervals > 0 {
+            s.congested_intervals as f64 / s.intervals as f64
+        } else {
+            0.0
+        };
+        out.push(("congested_fraction".into(), json!(frac)));
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stq_thresholds_change_the_congestion_state_exactly_where_they_lie() {
+        let size = 256 * 1024u64;
+        let line = 7775.0; // 622 Mb/s in bytes per 100 µs
+        let mut cfg = RprConfig::default();
+        // Aggressive, dual queue: congested from the low threshold (12.5% = 32768 B) on,
+        // whatever the rates.
+        let low = size / 8;
+        assert!(!congested(&cfg, low - 1, size, line, line));
+        assert!(congested(&cfg, low, size, 0.0, line));
+        // Conservative, dual queue: from the medium threshold (18.75% = 49152 B), or on
+        // rates from rateLowThreshold = 0.855 of the line rate.
+        cfg.mode = FairnessMode::Conservative;
+        let medium = size * 3 / 16;
+        assert!(!congested(&cfg, medium - 1, size, 0.0, line));
+        assert!(congested(&cfg, medium, size, 0.0, line));
+        let thr = 0.9 * 0.95 * line;
+        assert!(!congested(&cfg, 0, size, thr - 1e-6, line));
+        assert!(congested(&cfg, 0, size, thr, line));
+        // Single queue: rates only.
+        cfg.design = BufferDesign::Single;
+        assert!(!congested(&cfg, size, size, thr - 1e-6, line));
+        assert!(congested(&cfg, 0, size, thr, line));
+    }
+
+    #[test]
+    fn fairness_message_round_trips_full_rate() {
+        let mut p = Packet::default();
+        for m in [
+            FairnessMessage {
+                rate: f64::INFINITY,
+                head: NONE,
+            },
+            FairnessMessage {
+                rate: 1554.75,
+                head: 4,
+            },
+        ] {
+            p.set_header(m);
+            assert_eq!(p.header::<FairnessMessage>(), Some(m));
+        }
+    }
+}

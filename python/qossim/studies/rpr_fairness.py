@@ -1,0 +1,427 @@
+"""RPR ring fairness with TCP and UDP (``qossim reproduce rpr-fairness``).
+
+A ring of six stations; ten greedy TCP Reno connections from each of stations
+0–4 to station 5 and a UDP CBR flow of rate R from station 4 to station 5 all
+cross the span S4→S5. The study asks whether the fairness protocol shares that
+span equally among the stations in the long term, how throughput, client
+buffers and TCP round-trip times behave in the short term (1-ms series), and
+how the conservative mode compares with the aggressive one.
+
+Experiments:
+
+``long_term``
+    Aggressive mode, dual queue, every R: long-term throughput per station, of
+    the UDP flow and per TCP connection; Jain's index over stations.
+``series``
+    Aggressive mode, dual queue, one R: the 1-ms time series and their plots,
+    with a zoom on one oscillation period.
+``compare``
+    Aggressive/dual, conservative/single and conservative/dual at every R:
+    fairness index, per-station throughput, coefficient of variation of 10-ms
+    throughput, maximum client buffer, RTT mean and 99th percentile.
+
+Everything the study varies is data at the top of this module (designs, R
+values, plans); each table and figure is one function.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qossim import plots
+from qossim.studies import StudyOutput, Table, run_points
+
+TITLE = "RPR ring fairness with TCP and UDP"
+EXPERIMENTS = ["long_term", "series", "compare"]
+
+#: Stations on the ring; stations 0..SENDERS-1 send to the last one.
+STATIONS = 6
+SENDERS = 5
+#: Span rate (bits per second) and propagation delay.
+LINE_BPS = 622e6
+SPAN_DELAY = "0.1ms"
+#: TCP connections per sending station, their window (segments) and segment size.
+CONNECTIONS = 10
+TCP_WINDOW = 64
+PACKET_BYTES = 1500
+#: The UDP flow's rates, Mb/s.
+UDP_RATES_MBPS = (1, 50, 100, 200, 400)
+#: (mode, design) of the compared configurations; the first is the studied one.
+DESIGNS = (("aggressive", "dual"), ("conservative", "single"), ("conservative", "dual"))
+#: The connection whose congestion window and RTT are traced.
+TRACED = "tcp0"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much to simulate."""
+
+    seeds: tuple[int, ...]
+    udp_rates_mbps: tuple[float, ...]
+    duration_s: float
+    warmup_s: float
+    #: R of the ``series`` experiment.
+    series_rate_mbps: float
+
+
+FULL = Plan(
+    seeds=(1,),
+    udp_rates_mbps=UDP_RATES_MBPS,
+    duration_s=10.0,
+    warmup_s=1.0,
+    series_rate_mbps=100,
+)
+#: For the test suite (``QOSSIM_RPR_PROFILE=tiny``): the plumbing, not the numbers.
+TINY = Plan(
+    seeds=(1,),
+    udp_rates_mbps=(100,),
+    duration_s=0.3,
+    warmup_s=0.1,
+    series_rate_mbps=100,
+)
+QUICK = Plan(
+    seeds=(1,),
+    udp_rates_mbps=(1, 100, 400),
+    duration_s=2.0,
+    warmup_s=0.5,
+    series_rate_mbps=100,
+)
+
+
+# ============================================================================
+# Scenario
+# ============================================================================
+
+
+def scenario(mode: str, design: str, udp_mbps: float, plan: Plan) -> dict[str, Any]:
+    """Return the default scenario: 10 TCP per station 0–4 to station 5, UDP R on S4→S5."""
+    last = f"S{STATIONS - 1}"
+    interval_us = PACKET_BYTES * 8 / (udp_mbps * 1e6) * 1e6
+    traffic: list[dict[str, Any]] = [
+        {
+            "name": "udp",
+            "from": f"S{SENDERS - 1}",
+            "to": last,
+            "model": "cbr",
+            "size": f"{PACKET_BYTES}B",
+            "interval": f"{interval_us:.9g}us",
+        }
+    ]
+    for i in range(SENDERS):
+        traffic.append(
+            {
+                "name": f"tcp{i}",
+                "from": f"S{i}",
+                "to": last,
+                "model": "tcp",
+                "flows": CONNECTIONS,
+                "packet_size": f"{PACKET_BYTES}B",
+                "wnd": TCP_WINDOW,
+                "start_spread": "10ms",
+            }
+        )
+    return {
+        "run": {"duration": f"{plan.duration_s:g}s", "warmup": f"{plan.warmup_s:g}s"},
+        "topology": {
+            "kind": "rpr_ring",
+            "stations": STATIONS,
+            "rate": f"{LINE_BPS:.0f}bps",
+            "delay": SPAN_DELAY,
+        },
+        "rpr": {"mode": mode, "design": design, "watch": [TRACED, "udp"], "trace_tcp": TRACED},
+        "traffic": traffic,
+    }
+
+
+def design_label(mode: str, design: str) -> str:
+    """``aggressive/dual`` etc."""
+    return f"{mode}/{design}"
+
+
+@dataclass
+class Runs:
+    """The gathered runs and where their series are."""
+
+    rows: list[dict[str, Any]]
+    out_dir: Path
+
+    def row(self, mode: str, design: str, rate: float) -> dict[str, Any] | None:
+        """Return the run of one configuration (first seed)."""
+        for r in self.rows:
+            if r["mode"] == mode and r["design"] == design and float(r["udp_mbps"]) == rate:
+                return r
+        return None
+
+    def series(self, row: Mapping[str, Any], name: str) -> Any:
+        """Return a time series of one run."""
+        from qossim.results import Result
+
+        return Result.load(self.out_dir / "runs" / str(row["run_key"])).timeseries(name)
+
+
+def run_all(
+    designs: Sequence[tuple[str, str]],
+    rates: Sequence[float],
+    plan: Plan,
+    out_dir: Path,
+    progress: bool,
+) -> Runs:
+    """Run every (design, R) point."""
+    points = [
+        ({"mode": m, "design": d, "udp_mbps": r}, scenario(m, d, r, plan))
+        for m, d in designs
+        for r in rates
+    ]
+    df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-fairness")
+    return Runs(rows=df.to_dict("records"), out_dir=out_dir)
+
+
+# ============================================================================
+# Metrics
+# ============================================================================
+
+
+def mbps(row: Mapping[str, Any], key: str) -> float:
+    """Return a summary value in Mb/s."""
+    v = row.get(key)
+    return float("nan") if v is None else float(v) / 1e6
+
+
+def cv_10ms(runs: Runs, row: Mapping[str, Any], station: int, warmup_s: float) -> float:
+    """Coefficient of variation of a station's 10-ms add throughput after the warm-up."""
+    s = runs.series(row, f"rpr.S{station}.add_bps")
+    v = [float(x) for t, x in zip(s["t"], s["value"], strict=True) if t > warmup_s]
+    bins = [sum(v[i : i + 10]) / 10 for i in range(0, len(v) - 9, 10)]
+    if len(bins) < 2:
+        return float("nan")
+    mean = sum(bins) / len(bins)
+    var = sum((b - mean) ** 2 for b in bins) / (len(bins) - 1)
+    return math.sqrt(var) / mean if mean > 0 else float("nan")
+
+
+def oscillation_period_ms(values: Sequence[float]) -> int | None:
+    """Return the lag (in samples) of the first autocorrelation peak of ``values``."""
+    n = len(values)
+    if n < 20:
+        return None
+    mean = sum(values) / n
+    x = [v - mean for v in values]
+    den = sum(v * v for v in x)
+    if den == 0:
+        return None
+    ac = [sum(x[i] * x[i + k] for i in range(n - k)) / den for k in range(min(n // 2, 400))]
+    for k in range(2, len(ac) - 1):
+        if ac[k] > 0.2 and ac[k] >= ac[k - 1] and ac[k] >= ac[k + 1]:
+            return k
+    return None
+
+
+# ============================================================================
+# Tables
+# ============================================================================
+
+
+def table_long_term(runs: Runs, plan: Plan) -> list[Table]:
+    """Per-station, UDP and per-connection long-term throughput (aggressive/dual)."""
+    mode, design = DESIGNS[0]
+    stations = Table(
+        "long_term",
+        f"long-term throughput per station, Mb/s ({design_label(mode, design)}); "
+        f"fair share {LINE_BPS / SENDERS / 1e6:.1f}",
+        row_label="R (Mb/s)",
+    )
+    conns = Table(
+        "per_connection",
+        f"long-term throughput per TCP connection, Mb/s ({design_label(mode, design)})",
+        row_label="R, station",
+    )
+    for rate in plan.udp_rates_mbps:
+        row = runs.row(mode, design, rate)
+        if row is None:
+            continue
+        label = f"{rate:g}"
+        for i in range(SENDERS):
+            stations.add(label, f"S{i}", mbps(row, f"rpr.station.{i}.throughput_bps"))
+        stations.add(label, "TCP of S4", mbps(row, "group.tcp4.throughput_bps"))
+        stations.add(label, "UDP", mbps(row, "group.udp.throughput_bps"))
+        stations.add(label, "Jain", row.get("rpr.jain_index"))
+        for i in range(SENDERS):
+            for k in range(CONNECTIONS):
+                conns.add(
+                    f"R={label} S{i}", f"c{k}", mbps(row, f"rpr.flow.tcp{i}.{k}.throughput_bps")
+                )
+    return [stations, conns]
+
+
+def table_compare(runs: Runs, plan: Plan) -> Table:
+    """Tabulate the three configurations side by side at every R."""
+    t = Table(
+        "compare",
+        "aggressive/dual vs conservative/single vs conservative/dual",
+        row_label="configuration, R (Mb/s)",
+    )
+    for mode, design in DESIGNS:
+        for rate in plan.udp_rates_mbps:
+            row = runs.row(mode, design, rate)
+            if row is None:
+                continue
+            label = f"{design_label(mode, design)} R={rate:g}"
+            t.add(label, "Jain", row.get("rpr.jain_index"))
+            for i in range(SENDERS):
+                t.add(label, f"S{i} Mb/s", mbps(row, f"rpr.station.{i}.throughput_bps"))
+            cvs = [cv_10ms(runs, row, i, plan.warmup_s) for i in range(SENDERS)]
+            t.add(label, "CV 10ms S0", cvs[0])
+            t.add(label, "CV 10ms mean", sum(cvs) / len(cvs))
+            clients = [row.get(f"rpr.station.{i}.client_max_pkts") or 0 for i in range(SENDERS)]
+            t.add(label, "max client (pkts)", max(clients))
+            t.add(label, "max client S0-S3", max(clients[: SENDERS - 1]))
+            for key, col in (
+                ("rpr.tcp.rtt_mean_s", "RTT mean ms"),
+                ("rpr.tcp.rtt_p99_s", "RTT p99 ms"),
+            ):
+                v = row.get(key)
+                t.add(label, col, None if v is None else 1e3 * float(v))
+    return t
+
+
+# ============================================================================
+# Figures
+# ============================================================================
+
+
+def _frame(runs: Runs, row: Mapping[str, Any], names: Mapping[str, str], scale: float = 1.0) -> Any:
+    import pandas as pd
+
+    cols: dict[str, Any] = {}
+    for label, name in names.items():
+        s = runs.series(row, name)
+        cols["t"] = s["t"].to_numpy()
+        cols[label] = s["value"].to_numpy() * scale
+    return pd.DataFrame(cols)
+
+
+def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -> None:
+    """Plot the 1-ms series of the studied configuration, full length and zoomed."""
+    mode, design = DESIGNS[0]
+    rate = plan.series_rate_mbps
+    row = runs.row(mode, design, rate)
+    if row is None:
+        return
+    fig_dir = out_dir / "figures"
+    tag = f"{design_label(mode, design)}, R = {rate:g} Mb/s"
+    conns = {f"c{k}": f"rpr.flow.{TRACED}.{k}.bps" for k in range(CONNECTIONS)}
+    df_conn = _frame(runs, row, conns, 1e-6)
+    df_conn["S0 aggregate"] = df_conn[list(conns)].sum(axis=1)
+    stq = _frame(runs, row, {f"S{i}": f"rpr.S{i}.stq_bytes" for i in range(STATIONS)}, 1e-3)
+    fair = _frame(runs, row, {f"S{i}": f"rpr.S{i}.fair_rate_bps" for i in range(STATIONS)}, 1e-6)
+    client = _frame(runs, row, {f"S{i}": f"rpr.S{i}.client_pkts" for i in range(STATIONS)})
+    udp = _frame(runs, row, {"UDP": "rpr.flow.udp.0.bps"}, 1e-6)
+    cwnd = _frame(runs, row, {"cwnd": "rpr.tcp.cwnd"})
+    rtt = runs.series(row, "rpr.tcp.rtt_s")
+    period = oscillation_period_ms(
+        [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > plan.warmup_s]
+    )
+    start = plan.warmup_s
+    span = max(2 * period * 1e-3 if period else 0.0, 0.02)
+    head = [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > start]
+    mean = sum(head) / len(head) if head else float("nan")
+    std = math.sqrt(sum((v - mean) ** 2 for v in head) / len(head)) if head else float("nan")
+    output.notes.append(
+        f"series ({tag}): the head's (S{SENDERS - 1}) advertised fair rate has mean "
+        f"{mean:.1f} Mb/s and standard deviation {std:.2f} Mb/s; its first autocorrelation "
+        + (f"peak is at {period} ms" if period else "peak was not found")
+        + f"; zoom {start:g}–{start + span:.3f} s"
+    )
+
+    def draw(df: Any, cols: Sequence[str], name: str, title: str, y: str, unit: str) -> None:
+        for zoom in (False, True):
+            part = df[(df["t"] > start) & (df["t"] <= start + span)] if zoom else df
+            fig = plots.timeseries(
+                part,
+                "t",
+                list(cols),
+                y_label=y,
+                y_unit=unit,
+                title=title + (" (zoom)" if zoom else ""),
+            )
+            suffix = "_zoom" if zoom else ""
+            path = plots.save(fig, fig_dir / f"{name}{suffix}.png")
+            output.figures.append(
+                (f"{title}{' — zoom on one oscillation' if zoom else ''} ({tag})", path)
+            )
+
+    draw(
+        df_conn,
+        ["S0 aggregate"],
+        "s0_aggregate",
+        "station 0: TCP aggregate throughput",
+        "throughput",
+        "Mb/s",
+    )
+    draw(
+        df_conn,
+        list(conns),
+        "s0_connections",
+        "station 0: its 10 connections",
+        "throughput",
+        "Mb/s",
+    )
+    draw(udp, ["UDP"], "udp", "UDP flow throughput", "throughput", "Mb/s")
+    draw(
+        stq, [f"S{i}" for i in range(STATIONS)], "stq", "STQ depth at every station", "depth", "KB"
+    )
+    draw(
+        fair,
+        [f"S{i}" for i in range(STATIONS)],
+        "fair_rate",
+        "advertised fair rate",
+        "rate",
+        "Mb/s",
+    )
+    draw(
+        client,
+        [f"S{i}" for i in range(STATIONS)],
+        "client",
+        "client buffer depth",
+        "depth",
+        "packets",
+    )
+    draw(cwnd, ["cwnd"], "cwnd", f"congestion window of {TRACED}.0", "cwnd", "segments")
+    rtt_df = rtt.rename(columns={"value": "RTT"})
+    rtt_df["RTT"] = rtt_df["RTT"] * 1e3
+    draw(rtt_df, ["RTT"], "rtt", f"RTT of {TRACED}.0 (per acknowledgement)", "RTT", "ms")
+
+
+# ============================================================================
+# reproduce
+# ============================================================================
+
+
+def reproduce(
+    quick: bool = False,
+    only: Sequence[str] | None = None,
+    out_dir: Path | None = None,
+    progress: bool = True,
+) -> StudyOutput:
+    """Run the selected experiments; return their tables, figures and notes."""
+    plan = TINY if os.environ.get("QOSSIM_RPR_PROFILE") == "tiny" else QUICK if quick else FULL
+    target = Path(out_dir) if out_dir is not None else Path("reports") / "rpr-fairness"
+    selected = set(only or EXPERIMENTS)
+    designs = DESIGNS if "compare" in selected else DESIGNS[:1]
+    rates: Sequence[float] = plan.udp_rates_mbps
+    if selected == {"series"}:
+        rates = (plan.series_rate_mbps,)
+    runs = run_all(designs, rates, plan, target, progress)
+    output = StudyOutput()
+    if "long_term" in selected:
+        output.tables.extend(table_long_term(runs, plan))
+    if "compare" in selected:
+        output.tables.append(table_compare(runs, plan))
+    if "series" in selected:
+        figures_series(runs, plan, target, output)
+    return output

@@ -1,0 +1,99 @@
+"""The RPR fairness study through the real engine: a tiny reproduce of every
+experiment (tables, JSON records, every figure, the report) and the study's own
+arithmetic (10-ms coefficient of variation, oscillation period).
+
+The tiny profile (``QOSSIM_RPR_PROFILE=tiny``) runs one very short run per
+configuration, so the numbers are not the study's; the layout and plumbing are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from qossim.studies import rpr_fairness as rpr
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
+)
+
+FIGURES = ["s0_aggregate", "s0_connections", "udp", "stq", "fair_rate", "client", "cwnd", "rtt"]
+
+
+def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("QOSSIM_FAKE_ENGINE", None)
+    env["QOSSIM_RPR_PROFILE"] = "tiny"
+    return subprocess.run(
+        [sys.executable, "-m", "qossim", "reproduce", "rpr-fairness", "--quiet", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
+    out = tmp_path / "rpr"
+    proc = _reproduce(tmp_path, "--format", "json", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert {r["table"] for r in records} == {"long_term", "per_connection", "compare"}
+    cells = {(r["table"], r["row"], r["column"]): r["value"] for r in records}
+    # The comparison holds the three configurations at the tiny plan's R.
+    for mode, design in rpr.DESIGNS:
+        row = f"{mode}/{design} R=100"
+        for col in ("Jain", "S0 Mb/s", "CV 10ms S0", "max client (pkts)", "RTT p99 ms"):
+            assert cells[("compare", row, col)] is not None, (row, col)
+        jain = cells[("compare", row, "Jain")]
+        assert 0.2 <= jain <= 1.0
+    # Station throughputs cannot exceed the span they share.
+    total = sum(cells[("long_term", "100", f"S{i}")] for i in range(rpr.SENDERS))
+    assert total <= rpr.LINE_BPS / 1e6 * 1.001
+    # 50 connections, each with a number.
+    conns = [r for r in records if r["table"] == "per_connection"]
+    assert len(conns) == rpr.SENDERS * rpr.CONNECTIONS
+    for name in FIGURES:
+        for suffix in ("", "_zoom"):
+            png = out / "figures" / f"{name}{suffix}.png"
+            assert png.stat().st_size > 1000, png
+    assert (out / "index.html").exists()
+
+
+def test_only_series_runs_one_point(tmp_path):
+    out = tmp_path / "rpr"
+    proc = _reproduce(tmp_path, "--only", "series", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "advertised fair rate has mean" in proc.stdout
+    assert len(list((out / "runs").iterdir())) == 1
+
+
+def test_oscillation_period_of_a_sine():
+    for period in (7, 25, 60):
+        values = [math.sin(2 * math.pi * k / period) for k in range(1000)]
+        assert rpr.oscillation_period_ms(values) == period
+    assert rpr.oscillation_period_ms([1.0] * 100) is None
+
+
+def test_cv_of_10ms_bins_is_computed_on_bins(tmp_path):
+    # 1-ms samples alternating 0 and 2 average to exactly 1 in every 10-ms bin: CV 0.
+    class Fake(rpr.Runs):
+        def series(self, row, name):
+            return row["series"]
+
+    t = [0.001 * (k + 1) for k in range(200)]
+    flat = pd.DataFrame({"t": t, "value": [0.0 if k % 2 else 2.0 for k in range(200)]})
+    runs = Fake(rows=[], out_dir=tmp_path)
+    assert rpr.cv_10ms(runs, {"series": flat}, 0, 0.0) == 0.0
+    bins = [1.0 if (k // 10) % 2 == 0 else 3.0 for k in range(200)]
+    step = pd.DataFrame({"t": t, "value": bins})
+    # 20 bins, mean 2, sample standard deviation sqrt(20/19): CV = sqrt(20/19)/2.
+    assert rpr.cv_10ms(runs, {"series": step}, 0, 0.0) == pytest.approx(math.sqrt(20 / 19) / 2)

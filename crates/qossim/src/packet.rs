@@ -104,6 +104,15 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A packet of `size` bytes with every other field at its default (flow 0, no
+    /// marks, no header): what tests and scripted arrivals start from.
+    pub fn of_size(size: u32) -> Packet {
+        Packet {
+            size,
+            ..Default::default()
+        }
+    }
+
     /// True if all bits of `m` are set in the marks.
     #[inline]
     pub fn has(&self, m: u16) -> bool {

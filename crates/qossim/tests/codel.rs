@@ -3,25 +3,12 @@
 //! standing queue near its target where drop-tail fills its buffer.
 
 use qossim::queue::{CodelParams, Limit};
-use qossim::scenario::{self, Diagnostic, QueueSpec, RunOutput};
+use qossim::scenario::QueueSpec;
 use qossim::time::{tx_time, PS_PER_MS};
 use std::path::Path;
 
-fn parse(text: &str) -> Result<scenario::Scenario, Vec<Diagnostic>> {
-    qossim::parse(text, "s.toml", Path::new("."), &[])
-}
-
-fn run(text: &str, seed: u64) -> RunOutput {
-    let sc = parse(text).unwrap_or_else(|d| panic!("{d:#?}"));
-    scenario::run(&sc, Some(seed), &mut |_| true).unwrap()
-}
-
-fn num(out: &RunOutput, key: &str) -> f64 {
-    out.summary
-        .get(key)
-        .and_then(|v| v.as_f64())
-        .unwrap_or_else(|| panic!("no numeric summary key {key}"))
-}
+mod common;
+use common::{num, parse, run};
 
 /// Four TCP Reno connections (1500 B segments, no window limit) over a 10 Mb/s, 10 ms
 /// bottleneck whose queue is `QUEUE`.

@@ -4,25 +4,11 @@
 //! (the diagnostic names the line, the key and the reason), then the built worlds are
 //! checked against what the mechanisms guarantee.
 
-use qossim::scenario::{self, Diagnostic, MeterSpec, QueueSpec, RunOutput, TrafficModel};
+use qossim::scenario::{self, MeterSpec, QueueSpec, TrafficModel};
 use qossim::time::{tx_time, PS_PER_MS, PS_PER_S};
-use std::path::Path;
 
-fn parse(text: &str) -> Result<scenario::Scenario, Vec<Diagnostic>> {
-    qossim::parse(text, "s.toml", Path::new("."), &[])
-}
-
-fn run(text: &str, seed: u64) -> RunOutput {
-    let sc = parse(text).unwrap_or_else(|d| panic!("{d:#?}"));
-    scenario::run(&sc, Some(seed), &mut |_| true).unwrap()
-}
-
-fn num(out: &RunOutput, key: &str) -> f64 {
-    out.summary
-        .get(key)
-        .and_then(|v| v.as_f64())
-        .unwrap_or_else(|| panic!("no numeric summary key {key}"))
-}
+mod common;
+use common::{num, parse, run};
 
 /// The 1-based line of the first line of `text` containing `needle`.
 fn line_of(text: &str, needle: &str) -> usize {

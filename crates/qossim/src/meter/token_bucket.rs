@@ -142,13 +142,6 @@ mod tests {
     use crate::net::{marks, PortHook, PortInfo};
     use crate::time::{tx_time, PS_PER_MS};
 
-    fn pkt(size: u32) -> Packet {
-        Packet {
-            size,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn bucket_starts_full_and_refills_exactly() {
         // 8 Mb/s = 1 byte per microsecond; depth 3000 B.
@@ -203,9 +196,9 @@ mod tests {
     #[test]
     fn profiler_marks_in_and_out() {
         let mut p = TokenBucketProfiler::new(8_000_000, 1500);
-        let mut a = pkt(1000);
+        let mut a = Packet::of_size(1000);
         a.set(marks::IN_PROFILE);
-        let mut b = pkt(1000);
+        let mut b = Packet::of_size(1000);
         b.set(marks::IN_PROFILE);
         assert!(p.meter(&mut a, PS_PER_MS));
         assert!(a.has(marks::IN_PROFILE));
@@ -213,7 +206,7 @@ mod tests {
         assert!(!p.meter(&mut b, PS_PER_MS + 1_000_000));
         assert!(!b.has(marks::IN_PROFILE));
         // An OUT packet took no tokens: after 499 more bytes accrue, 1000 B conform.
-        let mut c = pkt(1000);
+        let mut c = Packet::of_size(1000);
         assert!(p.meter(&mut c, PS_PER_MS + 500 * 1_000_000));
         assert_eq!(
             (
@@ -237,7 +230,7 @@ mod tests {
             queue_pkts: 0,
             queue_bytes: 0,
         };
-        let mut a = pkt(1000);
+        let mut a = Packet::of_size(1000);
         a.set(marks::IN_PROFILE);
         assert!(p.on_arrival(&mut a, 0, &info));
         assert!(!a.has(marks::IN_PROFILE));

@@ -126,19 +126,12 @@ mod tests {
     use crate::net::marks;
     use crate::time::{PS_PER_MS, PS_PER_S};
 
-    fn pkt(size: u32) -> Packet {
-        Packet {
-            size,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn one_update_follows_the_formula() {
         // target 1 Mb/s, window 1 s; a 1000-byte packet 0.5 s after t_front = 0:
         // bits = 1e6 * 1 + 8000, avg = 1_008_000 / 1.5 = 672_000 bit/s <= target: IN.
         let mut m = TswProfiler::new(1_000_000, PS_PER_S, Rng::from_seed(1));
-        let mut p = pkt(1000);
+        let mut p = Packet::of_size(1000);
         assert!(m.meter(&mut p, PS_PER_S / 2));
         assert!((m.avg_bps() - 672_000.0).abs() < 1e-6);
         assert!(p.has(marks::IN_PROFILE));
@@ -151,7 +144,7 @@ mod tests {
         let mut t = 0;
         for _ in 0..2000 {
             t += 4 * PS_PER_MS;
-            let mut p = pkt(1000);
+            let mut p = Packet::of_size(1000);
             m.meter(&mut p, t);
         }
         assert!(
@@ -164,7 +157,7 @@ mod tests {
         let mut t = 0;
         for _ in 0..2000 {
             t += 4 * PS_PER_MS;
-            let mut p = pkt(1000);
+            let mut p = Packet::of_size(1000);
             assert!(m.meter(&mut p, t));
         }
     }
@@ -180,7 +173,7 @@ mod tests {
         let mut t = 0;
         for _ in 0..n {
             t += gap;
-            let mut p = pkt(1000);
+            let mut p = Packet::of_size(1000);
             m.meter(&mut p, t);
         }
         let f = m.counts.out_pkts as f64 / n as f64;

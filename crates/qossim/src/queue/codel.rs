@@ -347,13 +347,6 @@ mod tests {
 
     const MS: Time = PS_PER_MS;
 
-    fn pkt(size: u32) -> Packet {
-        Packet {
-            size,
-            ..Default::default()
-        }
-    }
-
     /// Drives a queue: arrivals (1500 B) and dequeue instants, merged in time order
     /// (arrivals first on ties). Returns the instants of head drops, one entry per drop.
     struct Script {
@@ -373,7 +366,7 @@ mod tests {
             }
         }
         fn arrive(&mut self, t: Time) {
-            self.q.enqueue(pkt(1500), t, &mut self.log);
+            self.q.enqueue(Packet::of_size(1500), t, &mut self.log);
         }
         fn serve(&mut self, t: Time) -> bool {
             let before = self.log.early_total();
@@ -563,7 +556,7 @@ mod tests {
         let mut q = Codel::new(CodelParams::new(Limit::Bytes(4000)));
         let mut log = DropLog::default();
         for size in [1500, 1500, 1500, 1000] {
-            q.enqueue(pkt(size), 0, &mut log);
+            q.enqueue(Packet::of_size(size), 0, &mut log);
         }
         assert_eq!((q.len(), q.bytes(), log.overflow_total()), (3, 4000, 1));
         // A long overload with a small buffer: both kinds of drops, all accounted for.

@@ -79,24 +79,17 @@ impl QueueDisc for DropTail {
 mod tests {
     use super::*;
 
-    fn pkt(size: u32) -> Packet {
-        Packet {
-            size,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn packet_and_byte_limits() {
         let mut d = DropLog::default();
         let mut q = DropTail::new(Limit::Packets(2));
         for _ in 0..3 {
-            q.enqueue(pkt(100), 0, &mut d);
+            q.enqueue(Packet::of_size(100), 0, &mut d);
         }
         assert_eq!((q.len(), d.overflow_total()), (2, 1));
         let mut q = DropTail::new(Limit::Bytes(250));
         for s in [100, 100, 100, 50] {
-            q.enqueue(pkt(s), 0, &mut d);
+            q.enqueue(Packet::of_size(s), 0, &mut d);
         }
         assert_eq!((q.len(), q.bytes()), (3, 250));
         assert!(matches!(q.dequeue(0), Dequeue::Packet(p) if p.size == 100));

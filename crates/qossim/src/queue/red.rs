@@ -879,13 +879,6 @@ impl QueueDisc for Rio {
 mod tests {
     use super::*;
 
-    fn pkt(size: u32) -> Packet {
-        Packet {
-            size,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn binary_power_matches_repeated_products() {
         let mut x = 1.0;
@@ -906,14 +899,14 @@ mod tests {
         let mut q = Red::new(params, Rng::from_seed(1));
         let mut d = DropLog::default();
         for _ in 0..40 {
-            q.enqueue(pkt(1000), 0, &mut d);
+            q.enqueue(Packet::of_size(1000), 0, &mut d);
         }
         while let Dequeue::Packet(_) = q.dequeue(0) {}
         let before = q.avg();
         assert!(before > 0.0);
         // Idle from t = 0 (the empty dequeue above) for 25.5 ms: m = 25.
         let t = 25_500 * crate::time::PS_PER_US;
-        q.enqueue(pkt(1000), t, &mut d);
+        q.enqueue(Packet::of_size(1000), t, &mut d);
         let expect = before * 0.99f64.powi(25) * 0.99;
         assert!((q.avg() - expect).abs() < 1e-12, "{} vs {expect}", q.avg());
     }

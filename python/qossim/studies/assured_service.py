@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 TITLE = "DiffServ Assured Service with RIO and TCP Reno"
 
 # ----------------------------------------------------------------------------
-# Model constants (the spec's values, and the choices it left open)
+# Model constants (the study's values, and the choices it leaves open)
 # ----------------------------------------------------------------------------
 
 #: TCP segment size on the wire on the dumbbells (bytes), and its TCP/IP header.
@@ -96,7 +96,7 @@ TCP_WINDOW = 64
 #: The physical queue of a RIO router holds max_th / MAX_TH_FRACTION packets (the
 #: study's rule max_th = 0.8 x queue size); S6 states its queue (24 packets).
 MAX_TH_FRACTION = 0.8
-#: TSW window and out-of-profile rule (the spec's min(1, (avg - target)/target)).
+#: TSW window and out-of-profile rule (the study's min(1, (avg - target)/target)).
 TSW_WIN = "1s"
 TSW_RULE = "over_target"
 
@@ -248,7 +248,7 @@ def token_bucket(rate: str, depth: str = PROFILE_DEPTH) -> dict[str, Any]:
 
 
 def tsw(target: str) -> dict[str, Any]:
-    """Return a TSW host profile (the spec's window and rule)."""
+    """Return a TSW host profile (the study's window and rule)."""
     return {"kind": "tsw", "target": target, "win": TSW_WIN, "rule": TSW_RULE}
 
 

@@ -1,6 +1,6 @@
 """PCN study: admission control and flow termination with Pre-Congestion Notification.
 
-Experiments (one table each, in the layout of the study's specification):
+Experiments (one table each, in the layout of the study's own tables):
 
 ``A1``–``A9``
     Admission control: over-admission of the admitted PCN rate over the

@@ -1,5 +1,5 @@
 """The PCN study through the real engine: a tiny reproduce of one admission and one
-termination experiment (tables in the specification's layout, runs and intervals,
+termination experiment (tables in the study's layout, runs and intervals,
 figures, report), the campaign files under ``studies/pcn/``, and the validity of every
 scenario the study runs.
 
@@ -54,7 +54,7 @@ def test_tiny_admission_and_termination_experiments(tmp_path):
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert {r["table"] for r in records} == {"A1", "T1"}
 
-    # A1: one row per (link, traffic, arrivals) of the plan, the specification's columns.
+    # A1: one row per (link, traffic, arrivals) of the plan, the study's columns.
     a1 = _cells(records, "A1")
     plan = pcn.TINY
     rows = 4 * len(plan.a1_links) + 2

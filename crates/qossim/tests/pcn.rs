@@ -74,7 +74,7 @@ fn marks_at_level(curve: MarkingCurve, level: f64, n: u64, seed: u64) -> u64 {
 
 #[test]
 fn ramp_and_step_marking_probabilities_follow_the_spec() {
-    // The spec's thresholds as bytes at Ra = 1 Gb/s (seconds x Ra / 8), computed here
+    // The study's thresholds as bytes at Ra = 1 Gb/s (seconds x Ra / 8), computed here
     // independently of the marker: min 5 ms = 625000 B, max 15 ms = 1875000 B. A marker
     // converting in bits, or with swapped or mis-scaled thresholds, would mark with a
     // different frequency at these levels.

@@ -416,7 +416,7 @@ fn topologies_and_metrics_are_validated() {
         "metric.0.link",
         "has a droptail queue",
     );
-    // Merging: defaults are the spec's, rates and delays can be changed.
+    // Merging: defaults are the study's, rates and delays can be changed.
     let merging = r#"
 [run]
 duration = "1s"

@@ -51,7 +51,7 @@ impl VqThresholds {
 }
 
 /// The admission-marking probability for a virtual queue of `vq` bytes, with thresholds
-/// `min` and `max` in bytes, under `curve` (the spec's pseudo-code). A ramp whose min and
+/// `min` and `max` in bytes, under `curve` (the study's pseudo-code). A ramp whose min and
 /// max coincide is the step.
 pub fn admission_marking_probability(curve: MarkingCurve, vq: f64, min: f64, max: f64) -> f64 {
     match curve {

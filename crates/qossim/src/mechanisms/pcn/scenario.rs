@@ -1306,7 +1306,7 @@ pub fn max_packet_bytes(m: &SourceModel) -> u32 {
 struct IeaRun {
     name: String,
     agent: u32,
-    /// Bottlenecks crossed (indices into the spec's list), in path order.
+    /// Bottlenecks crossed (indices into the scenario's list), in path order.
     crosses: Vec<usize>,
     /// Signalling round trip.
     round_trip: Time,

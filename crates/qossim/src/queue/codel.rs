@@ -38,7 +38,7 @@
 //! and the spacing is the true value rounded down to the picosecond.
 
 use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc};
-use crate::net::Packet;
+use crate::packet::Packet;
 use crate::time::{Time, PS_PER_MS};
 use std::collections::VecDeque;
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from qossim.cli import main
@@ -104,12 +105,53 @@ def test_show(scenario_file, capsys):
 
 
 def test_sweep(campaign_file, tmp_path, capsys):
-    """sweep prints the summarised table and where results are."""
+    """sweep prints a short account by default and the whole table with --full."""
     assert main(["sweep", str(campaign_file), "--jobs", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "metric" in out and "ci_low" in out
-    assert "results: runs/demo (6 runs: 6 executed, 0 already stored)" in out
+    assert "campaign demo: 2 points x 3 seeds = 6 runs: 6 executed, 0 already stored" in out
+    assert "ci_low" not in out and "metrics = [...]" in out
+    assert "results: runs/demo" in out
+    assert len(out.splitlines()) == 4
     assert (tmp_path / "runs" / "demo" / "summary.csv").is_file()
+    assert main(["sweep", str(campaign_file), "--jobs", "1", "--quiet", "--full"]) == 0
+    out = capsys.readouterr().out
+    assert "6 runs: 0 executed, 6 already stored" in out
+    assert "metric" in out and "ci_low" in out
+    rows = pd.read_csv(tmp_path / "runs" / "demo" / "summary.csv")
+    assert len(out.splitlines()) > len(rows)
+
+
+def test_sweep_named_metrics(tmp_path, make_campaign, capsys):
+    """metrics = [...] prints one row per point with mean ± half-width of each metric."""
+    path = make_campaign(tmp_path)
+    text = path.read_text().replace(
+        "seeds =", 'metrics = ["link.*.utilization", "nosuch"]\nseeds ='
+    )
+    path.write_text(text)
+    assert main(["sweep", str(path), "--jobs", "1", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    rows = pd.read_csv(tmp_path / "runs" / "demo" / "summary.csv")
+    metrics = dict.fromkeys(rows["metric"])
+    chosen = [m for m in metrics if m.startswith("link.") and m.endswith(".utilization")]
+    assert chosen, "the stand-in engine reports link utilizations"
+    lines = captured.out.splitlines()
+    header = next(line for line in lines if "traffic.0.flows" in line)
+    assert header.split() == ["traffic.0.flows", *chosen]
+    body = lines[lines.index(header) + 1 : lines.index(header) + 3]
+    for flows, line in zip((5, 9), body, strict=True):
+        cells = line.split()
+        assert cells[0] == str(flows)
+        mean = rows[(rows["traffic.0.flows"] == flows) & (rows["metric"] == chosen[0])]["mean"]
+        assert float(cells[1]) == pytest.approx(float(mean.iloc[0]), rel=1e-3)
+        assert cells[2] == "±"
+    assert captured.err.splitlines() == [
+        f"{path}: campaign.metrics: 'nosuch' matches no metric the runs report "
+        "(qossim show RUN_DIR lists them)"
+    ]
+    bad = make_campaign(tmp_path, extra="")
+    bad.write_text(bad.read_text().replace("seeds =", "metrics = 3\nseeds ="))
+    assert main(["sweep", str(bad), "--quiet"]) == 2
+    assert "campaign.metrics: must be a list of metric names" in capsys.readouterr().err
 
 
 def test_sweep_errors(tmp_path, make_campaign, capsys):

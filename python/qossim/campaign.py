@@ -71,7 +71,7 @@ RUNS_DIR = "runs"
 INDEX_FILE = "campaign.json"
 LOCK_FILE = ".lock"
 
-_CAMPAIGN_KEYS = {"name", "scenario", "seeds"}
+_CAMPAIGN_KEYS = {"name", "scenario", "seeds", "metrics"}
 _TOP_KEYS = {"campaign", "grid", "set"}
 _ID_COLUMNS = ("seed", "run_key")
 
@@ -199,6 +199,7 @@ class Campaign:
     grid: dict[str, list[Any]] = field(default_factory=dict)
     fixed: dict[str, Any] = field(default_factory=dict)
     source: Path | None = None
+    metrics: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Campaign:
@@ -264,6 +265,7 @@ class Campaign:
             problems.append(f"{label}: campaign.scenario: must be a path to a scenario file")
 
         seeds = _parse_seeds(head.get("seeds"), label, problems)
+        metrics = _parse_metrics(head.get("metrics", []), label, problems)
         grid = _flatten(data.get("grid", {}), label, "grid", problems)
         fixed = _flatten(data.get("set", {}), label, "set", problems)
         for key, values in grid.items():
@@ -289,6 +291,7 @@ class Campaign:
             grid={k: list(v) for k, v in grid.items()},
             fixed=dict(fixed),
             source=source,
+            metrics=metrics,
         )
 
     def points(self) -> list[dict[str, Any]]:
@@ -349,6 +352,31 @@ def _parse_seeds(value: Any, label: str, problems: list[str]) -> list[int]:
         "non-negative integers"
     )
     return []
+
+
+def _parse_metrics(value: Any, label: str, problems: list[str]) -> list[str]:
+    """``campaign.metrics``: the metric names (or shell-style patterns) a sweep prints."""
+    if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
+        problems.append(
+            f"{label}: campaign.metrics: must be a list of metric names, "
+            'e.g. ["link.n1-n2.utilization", "flows.*.loss"]'
+        )
+        return []
+    return [m.strip() for m in value]
+
+
+def select_metrics(names: Iterable[str], patterns: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Return the metric names matching ``patterns`` (shell-style), pattern by pattern.
+
+    Returns ``(selected, unmatched)``: ``unmatched`` holds the patterns that match
+    no name, so a misspelt metric can be reported instead of silently printing less.
+    """
+    import fnmatch
+
+    names = list(names)
+    selected = list(dict.fromkeys(n for p in patterns for n in names if fnmatch.fnmatchcase(n, p)))
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    return selected, unmatched
 
 
 def _flatten(table: Any, label: str, name: str, problems: list[str]) -> dict[str, Any]:

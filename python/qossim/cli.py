@@ -109,7 +109,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """Run a campaign's missing runs and print the summarised table."""
+    """Run a campaign's missing runs and print a short account of it.
+
+    By default: the counts, a table of the metrics the campaign names
+    (``metrics = [...]`` in ``[campaign]``) per grid point, and where the full
+    tables are; ``--full`` prints every metric of every point instead.
+    """
     spec = campaign.Campaign.load(args.campaign)
     out = Path(args.out) if args.out is not None else spec.default_out_dir()
     table = campaign.run_campaign(
@@ -123,15 +128,60 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     summary = campaign.summarize(table)
     import pandas as pd
 
-    with pd.option_context("display.max_rows", None, "display.width", 200):
-        print(summary.to_string(index=False) if len(summary) else "(no numeric metrics)")
     counts = table.attrs.get("counts", {})
+    params = list(summary.attrs.get("params", []))
+    points = len(spec.points())
     print(
-        f"results: {out} ({counts.get('total', len(table))} runs: "
-        f"{counts.get('done', 0)} executed, {counts.get('cached', 0)} already stored)"
+        f"campaign {spec.name}: {points} point{'s' if points != 1 else ''} x "
+        f"{len(spec.seeds)} seed{'s' if len(spec.seeds) != 1 else ''} = "
+        f"{counts.get('total', len(table))} runs: {counts.get('done', 0)} executed, "
+        f"{counts.get('cached', 0)} already stored"
     )
-    print(f"tables: {out / 'runs.csv'}, {out / 'summary.csv'}")
+    names = list(dict.fromkeys(summary["metric"])) if len(summary) else []
+    if args.full:
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(summary.to_string(index=False) if len(summary) else "(no numeric metrics)")
+    elif spec.metrics:
+        selected, unmatched = campaign.select_metrics(names, spec.metrics)
+        for pattern in unmatched:
+            _print_err(
+                f"{args.campaign}: campaign.metrics: {pattern!r} matches no metric the runs "
+                "report (qossim show RUN_DIR lists them)"
+            )
+        if selected:
+            print(_point_table(summary, params, selected))
+    else:
+        print(
+            f"{len(names)} metrics per run; name the ones to print here with "
+            "metrics = [...] in [campaign], or pass --full for all of them"
+        )
+    print(f"results: {out}")
+    print(
+        f"tables: {out / 'runs.csv'} (one row per run), "
+        f"{out / 'summary.csv'} (mean and 95% interval per point and metric)"
+    )
     return EXIT_OK
+
+
+def _point_table(summary: Any, params: Sequence[str], metrics: Sequence[str]) -> str:
+    """One row per grid point, one ``mean ± half-width`` column per metric."""
+    rows: dict[tuple[Any, ...], dict[str, str]] = {}
+    for record in summary.to_dict("records"):
+        if record["metric"] not in metrics:
+            continue
+        key = tuple(record[p] for p in params)
+        cell = {"value": record["mean"], "ci_low": record["ci_low"]}
+        cell.update(ci_high=record["ci_high"], runs=record["runs"])
+        rows.setdefault(key, {})[record["metric"]] = studies.format_cell(cell)
+    header = [*params, *metrics] if params else list(metrics)
+    body = [
+        [*(_fmt(v) for v in key), *(cells.get(m, "") for m in metrics)]
+        for key, cells in rows.items()
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(lines)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -296,6 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend(p)
     p.add_argument("--out", help="campaign directory (default: runs/<campaign name>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--full", action="store_true", help="print every metric of every point, not just the named"
+    )
     p.set_defaults(handler=cmd_sweep)
 
     p = sub.add_parser("show", help="print a run directory")

@@ -162,6 +162,46 @@ def test_reproduce_reuses_cached_runs(toy, tmp_path, fake_engine):
     assert len(fake_engine.runs) == count
 
 
+def test_only_never_replaces_a_fuller_report(toy, tmp_path, monkeypatch, capsys, fake_engine):
+    """--only writes its own report beside the full one and reuses the full one's runs."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "toy", "--quick", "--quiet", "--jobs", "1"]) == 0
+    full = tmp_path / "reports" / "toy" / "index.html"
+    before = full.read_bytes()
+    runs = len(fake_engine.runs)
+    capsys.readouterr()
+    assert main(["reproduce", "toy", "--only", "load", "--quick", "--quiet", "--jobs", "1"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("report: reports/toy/only-load/index.html")
+    assert full.read_bytes() == before
+    assert (tmp_path / "reports" / "toy" / "only-load" / "index.html").is_file()
+    assert len(fake_engine.runs) == runs, "the partial reproduction ran stored runs again"
+    record = json.loads((tmp_path / "reports" / "toy" / "report.json").read_text())
+    assert record == {"study": "toy", "experiments": ["load", "extra"], "quick": True}
+    # An explicit --out holding a fuller report is not replaced either ...
+    custom = tmp_path / "custom"
+    assert main(["reproduce", "toy", "--quick", "--quiet", "--out", str(custom)]) == 0
+    assert (
+        main(["reproduce", "toy", "--only", "load", "--quick", "--quiet", "--out", str(custom)])
+        == 0
+    )
+    assert (custom / "only-load" / "index.html").is_file()
+    assert json.loads((custom / "report.json").read_text())["experiments"] == ["load", "extra"]
+    # ... while one holding the same experiments (or nothing) is written in place.
+    assert (
+        main(
+            ["reproduce", "toy", "--only", "load", "--quick", "--quiet", "--out", str(custom / "p")]
+        )
+        == 0
+    )
+    assert (
+        main(
+            ["reproduce", "toy", "--only", "load", "--quick", "--quiet", "--out", str(custom / "p")]
+        )
+        == 0
+    )
+    assert (custom / "p" / "index.html").is_file() and not (custom / "p" / "only-load").exists()
+
+
 def test_unknown_experiment(toy, capsys):
     """--only with an id the study does not have exits 2 naming it."""
     assert main(["reproduce", "toy", "--only", "nope"]) == 2
@@ -174,7 +214,7 @@ def test_only_across_all_studies(toy, monkeypatch, tmp_path, capsys):
     assert main(["reproduce", "--only", "nowhere"]) == 2
     assert "no registered study has experiment 'nowhere'" in capsys.readouterr().err
     assert main(["reproduce", "--only", "load", "--quick", "--quiet"]) == 0
-    assert (tmp_path / "reports" / "toy" / "index.html").is_file()
+    assert (tmp_path / "reports" / "toy" / "only-load" / "index.html").is_file()
     assert not (tmp_path / "reports" / "validation").exists()
 
 

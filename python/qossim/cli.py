@@ -248,7 +248,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     with studies.use_execution(settings):
         for name, selected in plan:
             if args.out is None:
-                out_dir = Path("reports") / name
+                out_dir = None
             else:
                 out_dir = Path(args.out) if args.study else Path(args.out) / name
             output, report_path = studies.reproduce(

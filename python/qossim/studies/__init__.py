@@ -21,6 +21,7 @@ one record object per line) and writes ``out_dir/index.html``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import json
 import math
@@ -35,6 +36,7 @@ from qossim import _toml
 from qossim.campaign import gather_jobs, make_job, run_jobs
 from qossim.errors import StudyError
 from qossim.report import write_report
+from qossim.results import atomic_write_text
 from qossim.stats import CI
 
 if TYPE_CHECKING:
@@ -342,6 +344,37 @@ def check_only(name: str, module: ModuleType, only: Sequence[str] | None) -> lis
     return list(only)
 
 
+REPORT_RECORD = "report.json"
+
+
+def partial_dir(base: Path, ids: Sequence[str]) -> Path:
+    """Return where a reproduction of only ``ids`` writes its report: ``base/only-<ids>``.
+
+    The directory shares ``base/runs`` (runs are stored by content, so a partial and a
+    full reproduction can use each other's runs) through a relative symbolic link.
+    """
+    label = "-".join(sorted(dict.fromkeys(ids)))
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
+    if len(safe) > 60:
+        safe = safe[:40] + "-" + hashlib.sha256(label.encode()).hexdigest()[:12]
+    target = base / f"only-{safe}"
+    target.mkdir(parents=True, exist_ok=True)
+    (base / "runs").mkdir(parents=True, exist_ok=True)
+    link = target / "runs"
+    if not link.exists() and not link.is_symlink():
+        link.symlink_to(Path("..") / "runs", target_is_directory=True)
+    return target
+
+
+def _report_experiments(directory: Path) -> list[str] | None:
+    """Return the experiments of the report in ``directory``, or None when it holds none."""
+    try:
+        record = json.loads((directory / REPORT_RECORD).read_text(encoding="utf-8"))
+        return [str(e) for e in record["experiments"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def reproduce(
     name: str,
     *,
@@ -352,16 +385,27 @@ def reproduce(
 ) -> tuple[StudyOutput, Path]:
     """Run one registered study and write its report; return (output, report path).
 
-    ``out_dir`` defaults to ``reports/<name>``.
+    ``out_dir`` defaults to ``reports/<name>``. A reproduction of only some
+    experiments never replaces a fuller report: by default it writes to
+    ``reports/<name>/only-<ids>/``, and with an ``out_dir`` that already holds a
+    report of other experiments, to ``out_dir/only-<ids>/`` (see :func:`partial_dir`).
     """
     module = get_study(name)
     selected = check_only(name, module, only)
-    target = Path(out_dir) if out_dir is not None else Path("reports") / name
+    base = Path(out_dir) if out_dir is not None else Path("reports") / name
+    target = base
+    every = [str(e) for e in module.EXPERIMENTS]
+    if selected is not None and set(selected) != set(every):
+        held = _report_experiments(base)
+        if out_dir is None or (held is not None and not set(held) <= set(selected)):
+            target = partial_dir(base, selected)
     target.mkdir(parents=True, exist_ok=True)
     output = module.reproduce(quick=quick, only=selected, out_dir=target, progress=progress)
     if not isinstance(output, StudyOutput):
         raise StudyError(f"{name}: reproduce() returned {type(output).__name__}, not StudyOutput")
     report = write_study_report(name, module, output, target)
+    record = {"study": name, "experiments": selected or every, "quick": quick}
+    atomic_write_text(target / REPORT_RECORD, json.dumps(record, indent=1) + "\n")
     return output, report
 
 

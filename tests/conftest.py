@@ -84,9 +84,9 @@ class FakeEngine:
         self.validations += 1
         return _fake_engine.validate(text, filename, list(overrides))
 
-    def run_raw(self, text, filename, seed, overrides, progress):
+    def run_raw(self, text, filename, seed, overrides, progress, trace_dir=None):
         """Run with the stand-in and record the seed and overrides."""
-        raw = _fake_engine.run(text, filename, seed, list(overrides), progress)
+        raw = _fake_engine.run(text, filename, seed, list(overrides), progress, trace_dir)
         self.runs.append((seed, [tuple(o) for o in overrides]))
         return raw
 

@@ -84,14 +84,18 @@ def run_raw(
     seed: int | None,
     overrides: Overrides,
     progress: ProgressCallback | None,
+    trace_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Run one scenario in the engine and return its raw result dictionary.
 
-    Raises :class:`qossim.errors.ScenarioError` when the scenario is invalid.
+    ``trace_dir`` is where the engine writes raw packet-trace files (scenarios with
+    ``[[trace]]`` entries; see :mod:`qossim.traces`). Raises
+    :class:`qossim.errors.ScenarioError` when the scenario is invalid.
     """
     backend = _backend()
+    extra = {} if trace_dir is None else {"trace_dir": os.fspath(trace_dir)}
     try:
-        return backend.run(text, filename, seed, _pairs(overrides), progress)
+        return backend.run(text, filename, seed, _pairs(overrides), progress, **extra)
     except ScenarioError:
         raise
     except ValueError as exc:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
@@ -12,6 +15,7 @@ from qossim.errors import QossimError, ScenarioError
 from qossim.params import OverridesLike, normalize_overrides, run_key
 from qossim.progress import ProgressArg, run_progress
 from qossim.results import Result, build_manifest
+from qossim.traces import finish_traces
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -87,9 +91,20 @@ def run_text(
     ``filename`` is the name diagnostics use for the text.
     """
     overrides = normalize_overrides(set)
-    with run_progress(progress, desc=Path(filename).stem or "run") as callback:
-        raw = _engine.run_raw(text, filename, seed, overrides, callback)
-    return result_from_raw(raw, text, filename, overrides, params=None)
+    trace_dir = Path(tempfile.mkdtemp(prefix="qossim-trace-"))
+    try:
+        with run_progress(progress, desc=Path(filename).stem or "run") as callback:
+            raw = _engine.run_raw(text, filename, seed, overrides, callback, trace_dir=trace_dir)
+        result = result_from_raw(raw, text, filename, overrides, params=None)
+        if raw.get("traces"):
+            result._trace_files = finish_traces(raw, trace_dir)
+            # The files live as long as the result (Result.save copies them).
+            weakref.finalize(result, shutil.rmtree, trace_dir, True)
+            trace_dir = None
+        return result
+    finally:
+        if trace_dir is not None:
+            shutil.rmtree(trace_dir, ignore_errors=True)
 
 
 def validate(scenario: ScenarioLike, set: OverridesLike = None) -> list[str]:

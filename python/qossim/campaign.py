@@ -25,6 +25,8 @@ import contextlib
 import itertools
 import json
 import os
+import secrets
+import shutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +53,7 @@ from qossim.results import (
     write_run_dir,
 )
 from qossim.stats import mean_ci
+from qossim.traces import finish_traces
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,6 +142,8 @@ def execute_job(job: Mapping[str, Any]) -> dict[str, Any]:
     if is_result_dir(run_dir):
         return {"key": key, "status": "cached", "error": None}
     overrides = [(str(k), str(v)) for k, v in job["overrides"]]
+    # Raw packet traces go beside the run directory (same file system), never inside it.
+    trace_dir = run_dir.parent / f".{key}.traces-{secrets.token_hex(4)}"
     try:
         version = _engine.core_version()
         expected = job.get("version") or version
@@ -152,7 +157,9 @@ def execute_job(job: Mapping[str, Any]) -> dict[str, Any]:
             int(job["seed"]),
             overrides,
             None,
+            trace_dir=trace_dir,
         )
+        traces = finish_traces(raw, trace_dir) if raw.get("traces") else {}
         manifest = build_manifest(
             raw,
             scenario_file=job["scenario_file"],
@@ -168,6 +175,7 @@ def execute_job(job: Mapping[str, Any]) -> dict[str, Any]:
                 summary=raw.get("summary", {}),
                 series=raw.get("series", {}),
                 scenario_text=job["scenario_text"],
+                traces=traces,
             )
         except FileExistsError:  # another worker stored the same run first
             if is_result_dir(run_dir):
@@ -180,6 +188,8 @@ def execute_job(job: Mapping[str, Any]) -> dict[str, Any]:
             "status": "failed",
             "error": f"{type(exc).__name__}: {message}",
         }
+    finally:
+        shutil.rmtree(trace_dir, ignore_errors=True)
     return {"key": key, "status": "done", "error": None}
 
 

@@ -1,6 +1,6 @@
 """The ``qossim`` command.
 
-Sub-commands: ``run``, ``validate``, ``sweep``, ``show``, ``report`` and
+Sub-commands: ``run``, ``validate``, ``sweep``, ``show``, ``trace``, ``report`` and
 ``reproduce``. Problems a user can cause (a bad scenario, an unreadable
 file, an unknown study) are printed one per line on standard error, naming
 the file, and end the command with exit status 2, without a traceback.
@@ -201,6 +201,21 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Print a run's packet trace, one readable line per record, in time order."""
+    from qossim.traces import format_view
+
+    result = Result.load(args.rundir)
+    try:
+        frame = result.trace(args.name, flow=args.flow)
+    except KeyError as exc:
+        raise QossimError(f"{args.rundir}: {exc.args[0]}") from None
+    if args.event:
+        frame = frame[frame["event"].isin(args.event)]
+    print(format_view(frame, limit=args.limit))
+    return EXIT_OK
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Build index.html for a run directory or a campaign directory."""
     source = Path(args.dir)
@@ -354,6 +369,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("show", help="print a run directory")
     p.add_argument("rundir")
     p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("trace", help="print a run's packet trace in time order")
+    p.add_argument("rundir", help="run directory of a scenario with [[trace]]")
+    p.add_argument("--name", help="which [[trace]] (needed when the run has several)")
+    p.add_argument("--flow", type=int, help="only this flow id")
+    p.add_argument(
+        "--event",
+        action="extend",
+        nargs="+",
+        choices=("enqueue", "drop", "mark", "transmit", "arrival", "deliver"),
+        help="only these events",
+    )
+    p.add_argument("--limit", type=_positive_int, default=200, help="records to print (200)")
+    p.set_defaults(handler=cmd_trace)
 
     p = sub.add_parser("report", help="build an HTML report of a run or a campaign")
     p.add_argument("dir", help="run directory or campaign directory")

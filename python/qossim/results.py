@@ -42,6 +42,7 @@ MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 SCENARIO = "scenario.toml"
 SERIES_DIR = "series"
+TRACES_DIR = "traces"
 TMP_MARK = ".tmp-"
 FORMAT = "qossim-run/1"
 
@@ -290,10 +291,13 @@ def write_run_dir(
     series: Mapping[str, Any],
     scenario_text: str | None = None,
     replace: bool = False,
+    traces: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> Path:
     """Write a complete run directory atomically and return its path.
 
-    ``series`` maps names to column dictionaries (or DataFrames). Raises
+    ``series`` maps names to column dictionaries (or DataFrames); ``traces`` maps
+    trace file names (``NAME.parquet``, ``NAME.pcap``) to finished files, copied
+    into ``traces/`` and listed in the manifest. Raises
     :class:`FileExistsError` if ``target`` exists and ``replace`` is false,
     or if it exists and is neither a run directory nor empty (other data is
     never replaced).
@@ -312,6 +316,12 @@ def write_run_dir(
             _write_series(tmp / rel, columns)
             files[name] = rel
         manifest["series"] = files
+        if traces:
+            (tmp / TRACES_DIR).mkdir()
+            manifest["traces"] = {}
+            for file_name, source in sorted(traces.items()):
+                shutil.copyfile(source, tmp / TRACES_DIR / file_name)
+                manifest["traces"][file_name] = f"{TRACES_DIR}/{file_name}"
         if scenario_text is not None:
             (tmp / SCENARIO).write_text(scenario_text, encoding="utf-8")
         _write_json(tmp / SUMMARY, dict(summary))
@@ -369,6 +379,7 @@ class Result:
         self._frames: dict[str, pd.DataFrame] = {}
         self._scenario_text = scenario_text
         self._path = Path(path) if path is not None else None
+        self._trace_files: dict[str, Path] = {}
 
     # -- properties --------------------------------------------------------
 
@@ -426,6 +437,41 @@ class Result:
         self._frames[name] = frame
         return frame.copy()
 
+    # -- packet traces -----------------------------------------------------
+
+    @property
+    def trace_files(self) -> dict[str, Path]:
+        """The run's packet-trace files (``NAME.parquet``, ``NAME.pcap``) by file name."""
+        if self._trace_files:
+            return dict(self._trace_files)
+        listed = self._manifest.get("traces")
+        if isinstance(listed, dict) and self._path is not None:
+            return {str(k): self._path / str(v) for k, v in listed.items()}
+        return {}
+
+    def trace(self, name: str | None = None, *, flow: int | None = None) -> pd.DataFrame:
+        """Return a packet trace as a DataFrame sorted by time (only ``flow`` if given).
+
+        ``name`` is the ``[[trace]]`` entry's name; it may be left out when the run
+        has one trace. Columns: ``t`` (s), ``event``, ``link``, ``node``, ``src``,
+        ``dst``, ``flow``, ``kind``, ``transport``, ``class``, ``size``, ``seq``, ``ack``,
+        ``marks``, ``cause`` and ``t_ps`` (exact time, picoseconds).
+        """
+        from qossim.traces import read_trace
+
+        parquet = {
+            k[: -len(".parquet")]: v for k, v in self.trace_files.items() if k.endswith(".parquet")
+        }
+        if name is None:
+            if len(parquet) != 1:
+                known = ", ".join(sorted(parquet)) or "none"
+                raise KeyError(f"name the trace to read (recorded: {known})")
+            name = next(iter(parquet))
+        if name not in parquet:
+            known = ", ".join(sorted(parquet)) or "none"
+            raise KeyError(f"no packet trace {name!r} (recorded: {known})")
+        return read_trace(parquet[name], flow=flow)
+
     # -- disk --------------------------------------------------------------
 
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
@@ -443,9 +489,11 @@ class Result:
             series=series,
             scenario_text=self.scenario_text,
             replace=overwrite,
+            traces=self.trace_files,
         )
         self._manifest = read_manifest(target)
         self._path = Path(target)
+        self._trace_files = {}
         return Path(target)
 
     @classmethod

@@ -83,10 +83,13 @@ fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> Vec
 }
 
 /// Runs a scenario. Returns a dict with `summary`, `series` (name -> {"t": [...],
-/// "value": [...]}), `units`, `events`, `sim_time_s`, `wall_s`, `seed`, `scenario_hash`.
-/// Raises `ScenarioError` for an invalid scenario and `KeyboardInterrupt` on Ctrl-C.
+/// "value": [...]}), `units`, `events`, `sim_time_s`, `wall_s`, `seed`, `scenario_hash`,
+/// and, when the scenario has `[[trace]]` entries, `traces` (a list of {"name", "path",
+/// "records", "pcap"} of raw record files written into `trace_dir`), `link_names` and
+/// `node_names`. Raises `ScenarioError` for an invalid scenario and `KeyboardInterrupt`
+/// on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None))]
+#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None))]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -94,7 +97,9 @@ fn run(
     seed: Option<u64>,
     overrides: Vec<(String, String)>,
     progress: Option<PyObject>,
+    trace_dir: Option<std::path::PathBuf>,
 ) -> PyResult<PyObject> {
+    let options = scenario::RunOptions { trace_dir };
     let sc = parse(text, filename, &overrides).map_err(|d| {
         ScenarioError::new_err(
             d.iter()
@@ -120,7 +125,7 @@ fn run(
                 true
             })
         };
-        scenario::run(&sc, seed, &mut cb)
+        scenario::run_with(&sc, seed, &mut cb, &options)
     });
     if let Some(e) = interrupted {
         return Err(e);
@@ -147,6 +152,21 @@ fn run(
     d.set_item("wall_s", out.wall_s)?;
     d.set_item("seed", out.seed)?;
     d.set_item("scenario_hash", out.scenario_hash)?;
+    if !out.traces.is_empty() {
+        let traces = PyList::empty(py);
+        for t in &out.traces {
+            let e = PyDict::new(py);
+            e.set_item("name", &t.name)?;
+            e.set_item("path", t.path.display().to_string())?;
+            e.set_item("records", t.records)?;
+            e.set_item("pcap", t.pcap)?;
+            traces.append(e)?;
+        }
+        d.set_item("traces", traces)?;
+        d.set_item("link_names", PyList::new(py, &out.link_names)?)?;
+        d.set_item("node_names", PyList::new(py, &out.node_names)?)?;
+        d.set_item("tcp_flows", PyList::new(py, &out.tcp_flows)?)?;
+    }
     Ok(d.into_any().unbind())
 }
 

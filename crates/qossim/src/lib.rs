@@ -31,6 +31,7 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod time;
+pub mod trace;
 pub mod traffic;
 pub mod transport;
 pub mod world;

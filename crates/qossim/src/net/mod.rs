@@ -14,6 +14,7 @@ use crate::engine::{Event, Scheduler, Target};
 use crate::metrics::TimeAverage;
 use crate::queue::{Dequeue, DropCause, DropLog, Limit, QueueDisc};
 use crate::time::{tx_time, Time};
+use crate::trace::{SharedTracer, TraceDrops, TraceEvent};
 use std::collections::VecDeque;
 
 /// What a hook sees of the port it sits on.
@@ -201,6 +202,59 @@ impl Link {
     }
 }
 
+/// Records a packet offered to a traced port, and sets the time drop records will carry.
+#[cold]
+#[inline(never)]
+fn offered(tr: Option<&SharedTracer>, now: Time, pkt: &Packet, link: LinkId, node: NodeId) {
+    if let Some(tr) = tr {
+        let mut t = tr.borrow_mut();
+        t.set_now(now);
+        t.record(now, TraceEvent::Enqueue, pkt, link, node, 0);
+    }
+}
+
+/// Records a change of a packet's marks by a traced port's hooks.
+#[cold]
+#[inline(never)]
+fn marked(tr: Option<&SharedTracer>, now: Time, pkt: &Packet, link: LinkId, node: NodeId) {
+    if let Some(tr) = tr {
+        tr.borrow_mut()
+            .record(now, TraceEvent::Mark, pkt, link, node, 0);
+    }
+}
+
+/// Records a transmission starting at `start` on a traced link, the packet's arrival at
+/// the far end at `arrive` (known now: the delay is constant and the link FIFO) and,
+/// when that node is its destination, its delivery there.
+#[cold]
+#[inline(never)]
+fn transmitted(
+    tr: Option<&SharedTracer>,
+    start: Time,
+    arrive: Time,
+    pkt: &Packet,
+    link: LinkId,
+    (from, to): (NodeId, NodeId),
+) {
+    if let Some(tr) = tr {
+        let mut t = tr.borrow_mut();
+        t.record(start, TraceEvent::Transmit, pkt, link, from, 0);
+        t.record(arrive, TraceEvent::Arrival, pkt, link, to, 0);
+        if pkt.dst == to && pkt.dst_agent != NONE {
+            t.record(arrive, TraceEvent::Deliver, pkt, NONE, to, 0);
+        }
+    }
+}
+
+/// Tells a tracer the time of the port operation in progress (for drop records).
+#[cold]
+#[inline(never)]
+fn set_now(tr: Option<&SharedTracer>, now: Time) {
+    if let Some(tr) = tr {
+        tr.borrow_mut().set_now(now);
+    }
+}
+
 /// A node: a router or a host. Agents attach to nodes through the world.
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -228,6 +282,13 @@ pub struct Network {
     /// Packets forwarded to ports with elements, waiting for the world to show them to
     /// the elements (in forwarding order) before they are enqueued.
     pub deferred: VecDeque<(LinkId, Packet)>,
+    /// The run's packet tracer, when the scenario has `[[trace]]` entries.
+    tracer: Option<SharedTracer>,
+    /// Per link: the tracer, when it may want the port's events (empty when nothing is
+    /// traced, so the ports' only cost is one test of `traced`).
+    port_tracers: Vec<Option<SharedTracer>>,
+    /// True when some port is traced.
+    traced: bool,
 }
 
 impl Network {
@@ -308,6 +369,30 @@ impl Network {
         let l1 = self.add_link(&ab, a, b, rate_bps, delay, qdisc());
         let l2 = self.add_link(&ba, b, a, rate_bps, delay, qdisc());
         (l1, l2)
+    }
+
+    /// Attaches a packet tracer: every port it may want events of is traced (call after
+    /// the links are built).
+    pub fn attach_tracer(&mut self, tracer: SharedTracer) {
+        self.port_tracers = vec![None; self.links.len()];
+        for (i, l) in self.links.iter_mut().enumerate() {
+            let id = i as LinkId;
+            if tracer.borrow().wants_link(id, l.from, l.to) {
+                self.port_tracers[i] = Some(tracer.clone());
+                self.traced = true;
+                l.stats.drops.observe(Box::new(TraceDrops {
+                    link: id,
+                    node: l.from,
+                    tracer: tracer.clone(),
+                }));
+            }
+        }
+        self.tracer = Some(tracer);
+    }
+
+    /// The run's tracer, if any.
+    pub fn tracer(&self) -> Option<&SharedTracer> {
+        self.tracer.as_ref()
     }
 
     /// Re-decides whether a link may use the FIFO fast path (call after changing its
@@ -527,14 +612,50 @@ impl Network {
     pub fn enqueue<Q: crate::engine::EventQueue>(
         &mut self,
         link: LinkId,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        if self.links[link as usize].hooks.len() != self.links[link as usize].hooks_seen {
+            self.refresh_fast_path(link);
+        }
+        // One test per packet and port; a traced port runs its own copy of the port code.
+        if self.traced && self.port_tracers[link as usize].is_some() {
+            self.enqueue_traced(link, pkt, sched)
+        } else {
+            self.enqueue_port::<Q, false>(link, pkt, sched)
+        }
+    }
+
+    /// [`Network::enqueue`] at a traced port (out of line, so untraced runs keep the
+    /// code they had).
+    #[cold]
+    #[inline(never)]
+    fn enqueue_traced<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        self.enqueue_port::<Q, true>(link, pkt, sched)
+    }
+
+    #[inline]
+    fn enqueue_port<Q: crate::engine::EventQueue, const TRACE: bool>(
+        &mut self,
+        link: LinkId,
         mut pkt: Packet,
         sched: &mut Scheduler<Q>,
     ) {
         let now = sched.now();
-        if self.links[link as usize].hooks.len() != self.links[link as usize].hooks_seen {
-            self.refresh_fast_path(link);
-        }
         let l = &mut self.links[link as usize];
+        let tr = if TRACE {
+            self.port_tracers[link as usize].as_ref()
+        } else {
+            None
+        };
+        if TRACE {
+            offered(tr, now, &pkt, link, l.from);
+        }
         l.stats.arrivals += 1;
         if l.fast.is_some() {
             l.settle(now);
@@ -545,15 +666,19 @@ impl Network {
                 queue_pkts: l.queue_len(),
                 queue_bytes: l.queue_bytes(),
             };
+            let marks_before = pkt.marks;
             for h in l.hooks.iter_mut() {
                 if !h.on_arrival(&mut pkt, now, &info) {
                     l.stats.drops.record_policed(&pkt);
                     return;
                 }
             }
+            if TRACE && pkt.marks != marks_before {
+                marked(tr, now, &pkt, link, l.from);
+            }
         }
         if let Some(limit) = l.fast {
-            Self::fast_enqueue(l, link, limit, pkt, sched);
+            Self::fast_enqueue::<Q, TRACE>(l, link, limit, pkt, sched, tr);
             return;
         }
         if !l.busy && !l.wake_pending && l.qdisc.is_empty() && l.qdisc.fifo_limit().is_some() {
@@ -562,10 +687,10 @@ impl Network {
             l.qdisc.enqueue(pkt, now, &mut DropLog::default());
             if l.qdisc.is_empty() {
                 // The limit is zero: hand the packet over directly.
-                Self::transmit(l, link, pkt, sched);
+                Self::transmit::<Q, TRACE>(l, link, pkt, sched, tr);
                 return;
             }
-            Self::start_tx(l, link, sched);
+            Self::start_tx::<Q, TRACE>(l, link, sched, tr);
             return;
         }
         l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
@@ -575,19 +700,20 @@ impl Network {
             l.stats.queue_max = q;
         }
         if !l.busy {
-            Self::start_tx(l, link, sched);
+            Self::start_tx::<Q, TRACE>(l, link, sched, tr);
         }
     }
 
     /// FIFO fast path: the packet's transmission starts when everything before it has
     /// been sent, so its start, end and arrival times are known now.
     #[inline]
-    fn fast_enqueue<Q: crate::engine::EventQueue>(
+    fn fast_enqueue<Q: crate::engine::EventQueue, const TRACE: bool>(
         l: &mut Link,
         id: LinkId,
         limit: Limit,
         pkt: Packet,
         sched: &mut Scheduler<Q>,
+        tr: Option<&SharedTracer>,
     ) {
         let now = sched.now();
         let start = l.busy_until.max(now);
@@ -603,6 +729,9 @@ impl Network {
             }
         }
         let done = start + tx_time(pkt.size, l.rate_bps);
+        if TRACE {
+            transmitted(tr, start, done + l.delay, &pkt, id, (l.from, l.to));
+        }
         l.busy_until = done;
         let d = Departure {
             start,
@@ -633,10 +762,15 @@ impl Network {
     }
 
     #[inline]
-    fn start_tx<Q: crate::engine::EventQueue>(l: &mut Link, id: LinkId, sched: &mut Scheduler<Q>) {
+    fn start_tx<Q: crate::engine::EventQueue, const TRACE: bool>(
+        l: &mut Link,
+        id: LinkId,
+        sched: &mut Scheduler<Q>,
+        tr: Option<&SharedTracer>,
+    ) {
         let now = sched.now();
         match l.qdisc.dequeue_with_drops(now, &mut l.stats.drops) {
-            Dequeue::Packet(pkt) => Self::transmit(l, id, pkt, sched),
+            Dequeue::Packet(pkt) => Self::transmit::<Q, TRACE>(l, id, pkt, sched, tr),
             // Head drops may have emptied the queue.
             Dequeue::Empty => l.stats.queue_avg.set(now, l.qdisc.len() as f64),
             Dequeue::Until(t) => {
@@ -650,11 +784,12 @@ impl Network {
 
     /// Starts transmitting `pkt` now (general path).
     #[inline]
-    fn transmit<Q: crate::engine::EventQueue>(
+    fn transmit<Q: crate::engine::EventQueue, const TRACE: bool>(
         l: &mut Link,
         id: LinkId,
         pkt: Packet,
         sched: &mut Scheduler<Q>,
+        tr: Option<&SharedTracer>,
     ) {
         let now = sched.now();
         l.stats.queue_avg.set(now, l.qdisc.len() as f64);
@@ -668,6 +803,9 @@ impl Network {
         l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
         count_marked(&l.counted, &mut l.stats, pkt.marks, pkt.size);
         let done = now + tx_time(pkt.size, l.rate_bps);
+        if TRACE {
+            transmitted(tr, now, done + l.delay, &pkt, id, (l.from, l.to));
+        }
         l.busy = true;
         sched.at(done, Event::new(Target::Port(id), 0));
         let arrive = done + l.delay;
@@ -675,6 +813,19 @@ impl Network {
             sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
         }
         l.in_flight.push_back((arrive, pkt));
+    }
+
+    /// [`Network::start_tx`] at a traced port (out of line).
+    #[cold]
+    #[inline(never)]
+    fn start_tx_traced<Q: crate::engine::EventQueue>(
+        l: &mut Link,
+        id: LinkId,
+        sched: &mut Scheduler<Q>,
+        tr: Option<&SharedTracer>,
+    ) {
+        set_now(tr, sched.now());
+        Self::start_tx::<Q, true>(l, id, sched, tr);
     }
 
     /// Handles a port event: end of a transmission (`kind` 0) or a queue discipline's
@@ -693,7 +844,12 @@ impl Network {
             l.wake_pending = false;
         }
         if !l.busy {
-            Self::start_tx(l, link, sched);
+            if self.traced && self.port_tracers[link as usize].is_some() {
+                let tr = self.port_tracers[link as usize].as_ref();
+                Self::start_tx_traced(l, link, sched, tr);
+            } else {
+                Self::start_tx::<Q, false>(l, link, sched, None);
+            }
         }
     }
 
@@ -713,6 +869,7 @@ impl Network {
         if let Some(&(t, _)) = l.in_flight.front() {
             sched.at(t, Event::new(Target::LinkArrival(link), 0));
         }
+
         (l.to, pkt)
     }
 

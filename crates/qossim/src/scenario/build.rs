@@ -8,11 +8,15 @@ use crate::metrics::{Probe, Series};
 use crate::net::{LinkId, NONE};
 use crate::queue::{Codel, DropTail, Limit, Priority, QueueDisc, Red, Rio, TopClassLimit};
 use crate::time::{secs, to_secs, Time, PS_PER_MS};
+use crate::trace::{TraceFile, Tracer};
 use crate::traffic::{FlowGenerator, MaxActive, PacketTemplate, Sink, Source};
 use crate::transport::{TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender};
 use crate::world::World;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
 
 /// ns-2's delayed-ACK timer.
 const DELAYED_ACK: Time = 100 * PS_PER_MS;
@@ -284,6 +288,22 @@ pub struct RunOutput {
     pub scenario_hash: String,
     /// True if the run was stopped early by the progress callback.
     pub interrupted: bool,
+    /// The raw packet-trace files written (one per `[[trace]]` entry).
+    pub traces: Vec<TraceFile>,
+    /// Link names by index (to read trace records); empty when nothing was traced.
+    pub link_names: Vec<String>,
+    /// Node names by index (to read trace records); empty when nothing was traced.
+    pub node_names: Vec<String>,
+    /// The flows that carry TCP (to write trace headers); empty when nothing was traced.
+    pub tcp_flows: Vec<u32>,
+}
+
+/// Settings of one run that are not part of the scenario.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Directory for raw trace files (default: a new directory under the system's
+    /// temporary directory).
+    pub trace_dir: Option<PathBuf>,
 }
 
 /// Builds and runs a scenario. `progress` receives the fraction of simulated time done
@@ -293,9 +313,37 @@ pub fn run(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunOutput, String> {
+    run_with(sc, seed, progress, &RunOptions::default())
+}
+
+/// [`run`] with options (where traces go).
+pub fn run_with(
+    sc: &Scenario,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64) -> bool,
+    options: &RunOptions,
+) -> Result<RunOutput, String> {
     let t0 = std::time::Instant::now();
     let seed = seed.unwrap_or(sc.run.seed);
     let (mut w, mut runs) = build_world(sc, seed)?;
+    let tracer = if sc.traces.is_empty() {
+        None
+    } else {
+        let dir = options.trace_dir.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!(
+                "qossim-trace-{}-{}-{seed}",
+                std::process::id(),
+                sc.hash
+            ))
+        });
+        let t = Rc::new(RefCell::new(Tracer::create(
+            &sc.traces,
+            &dir,
+            sc.run.duration,
+        )?));
+        w.net.attach_tracer(t.clone());
+        Some(t)
+    };
     let end: Time = sc.run.duration;
     let done = w.run_with_progress(end, progress);
     let mut summary = w.summary();
@@ -303,6 +351,27 @@ pub fn run(
         r.finish(sc, &mut w, &mut summary);
     }
     let series = w.series().into_iter().cloned().collect();
+    let traces = match &tracer {
+        Some(t) => t.borrow_mut().finish()?,
+        None => Vec::new(),
+    };
+    let (link_names, node_names, tcp_flows) = if traces.is_empty() {
+        (Vec::new(), Vec::new(), Vec::new())
+    } else {
+        let tcp: Vec<u32> = sc
+            .traffic
+            .iter()
+            .filter(|t| matches!(t.model, TrafficModel::Tcp(_)))
+            .filter_map(|t| w.flows.group_id(&t.name))
+            .collect();
+        (
+            w.net.links.iter().map(|l| l.name.clone()).collect(),
+            w.net.nodes.iter().map(|n| n.name.clone()).collect(),
+            (0..w.flows.recs.len() as u32)
+                .filter(|&f| tcp.contains(&w.flows.recs[f as usize].group))
+                .collect(),
+        )
+    };
     Ok(RunOutput {
         summary,
         series,
@@ -312,5 +381,9 @@ pub fn run(
         seed,
         scenario_hash: sc.hash.clone(),
         interrupted: !done,
+        traces,
+        link_names,
+        node_names,
+        tcp_flows,
     })
 }

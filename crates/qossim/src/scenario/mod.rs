@@ -10,10 +10,11 @@ mod build;
 mod family;
 mod meters;
 mod topology;
+mod trace;
 pub mod units;
 pub mod walk;
 
-pub use build::{build, run, RunOutput};
+pub use build::{build, run, run_with, RunOptions, RunOutput};
 pub use family::{
     BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis, Registry,
 };
@@ -195,6 +196,8 @@ pub struct Scenario {
     pub traffic: Vec<TrafficSpec>,
     /// Sampled metrics.
     pub metrics: Vec<MetricSpec>,
+    /// Packet traces (`[[trace]]`).
+    pub traces: Vec<crate::trace::TraceSpec>,
     /// The mechanism families this scenario uses, in build order.
     pub mechanisms: Vec<Arc<dyn Mechanism>>,
     /// Hash of the scenario text and overrides (hex).
@@ -336,7 +339,7 @@ pub fn parse(
     );
     let root = Tbl::new(doc.as_table(), "", 1);
     let sc = read(registry, &cx, &root, file, base_dir);
-    let mut known = vec!["run", "topology", "links", "traffic", "metric"];
+    let mut known = vec!["run", "topology", "links", "traffic", "metric", "trace"];
     known.extend(registry.sections());
     root.finish(&cx, &known);
     if cx.has_errors() {
@@ -391,7 +394,7 @@ fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Op
     };
     let Some(topo) = topology else {
         // Keep the other sections from being reported as unknown.
-        for k in ["traffic", "metric", "links"]
+        for k in ["traffic", "metric", "links", "trace"]
             .into_iter()
             .chain(registry.sections())
         {
@@ -419,6 +422,7 @@ fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Op
         .iter()
         .filter_map(|m| read_metric(registry, cx, m, &topo, &traffic))
         .collect();
+    let traces = trace::read(cx, root, &topo);
     let core = Core {
         run: run.as_ref(),
         topology: &topo,
@@ -444,6 +448,7 @@ fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Op
         topology: topo,
         traffic,
         metrics,
+        traces: traces?,
         hash: String::new(),
     })
 }

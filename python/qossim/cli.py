@@ -1,6 +1,7 @@
 """The ``qossim`` command.
 
-Sub-commands: ``run``, ``validate``, ``sweep``, ``show``, ``trace``, ``report`` and
+Sub-commands: ``run``, ``validate``, ``sweep``, ``show``, ``trace``, ``fingerprint``,
+``report`` and
 ``reproduce``. Problems a user can cause (a bad scenario, an unreadable
 file, an unknown study) are printed one per line on standard error, naming
 the file, and end the command with exit status 2, without a traceback.
@@ -216,6 +217,41 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    """Check (or with --update, record) the fingerprints of scenarios and campaign points."""
+    from qossim import fingerprint
+
+    paths = args.paths or ["scenarios", "studies"]
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise QossimError([f"{p}: no such file or directory" for p in missing])
+    store = Path(args.store) if args.store else fingerprint.default_store()
+    files = {
+        Path(os.path.relpath(f, ".")).as_posix()
+        for p in paths
+        for f in (sorted(Path(p).rglob("*.toml")) if Path(p).is_dir() else [Path(p)])
+    }
+    stored = fingerprint.load(store)
+    mine = [f for f in stored if f.file in files]
+    fresh = fingerprint.compute(paths)
+    changes = fingerprint.compare(mine, fresh)
+    for line in changes:
+        print(line)
+    if args.update:
+        kept = [f for f in stored if f.file not in files]
+        fingerprint.save(store, kept + fresh)
+        print(f"{store}: {len(fresh)} fingerprints recorded, {len(changes)} changed")
+        return EXIT_OK
+    if changes:
+        print(
+            f"{len(changes)} of {len(fresh)} fingerprints differ from {store}; if the change "
+            "is intended, record it with: qossim fingerprint --update " + " ".join(paths)
+        )
+        return 1
+    print(f"{len(fresh)} fingerprints match {store}")
+    return EXIT_OK
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Build index.html for a run directory or a campaign directory."""
     source = Path(args.dir)
@@ -383,6 +419,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=_positive_int, default=200, help="records to print (200)")
     p.set_defaults(handler=cmd_trace)
+
+    p = sub.add_parser("fingerprint", help="check that scenarios still behave exactly as recorded")
+    p.add_argument("paths", nargs="*", help="files or folders (default: scenarios studies)")
+    p.add_argument("--update", action="store_true", help="record the new fingerprints")
+    p.add_argument("--store", help="fingerprint file (default: tests/data/fingerprints.jsonl)")
+    p.set_defaults(handler=cmd_fingerprint)
 
     p = sub.add_parser("report", help="build an HTML report of a run or a campaign")
     p.add_argument("dir", help="run directory or campaign directory")

@@ -84,12 +84,14 @@ fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> Vec
 
 /// Runs a scenario. Returns a dict with `summary`, `series` (name -> {"t": [...],
 /// "value": [...]}), `units`, `events`, `sim_time_s`, `wall_s`, `seed`, `scenario_hash`,
+/// `trace_hash` (with `fingerprint_events`: run at most that many events, hashing them),
 /// and, when the scenario has `[[trace]]` entries, `traces` (a list of {"name", "path",
 /// "records", "pcap"} of raw record files written into `trace_dir`), `link_names` and
 /// `node_names`. Raises `ScenarioError` for an invalid scenario and `KeyboardInterrupt`
 /// on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None))]
+#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, fingerprint_events=None))]
+#[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn run(
     py: Python<'_>,
     text: &str,
@@ -98,8 +100,12 @@ fn run(
     overrides: Vec<(String, String)>,
     progress: Option<PyObject>,
     trace_dir: Option<std::path::PathBuf>,
+    fingerprint_events: Option<u64>,
 ) -> PyResult<PyObject> {
-    let options = scenario::RunOptions { trace_dir };
+    let options = scenario::RunOptions {
+        trace_dir,
+        fingerprint_events,
+    };
     let sc = parse(text, filename, &overrides).map_err(|d| {
         ScenarioError::new_err(
             d.iter()
@@ -152,6 +158,9 @@ fn run(
     d.set_item("wall_s", out.wall_s)?;
     d.set_item("seed", out.seed)?;
     d.set_item("scenario_hash", out.scenario_hash)?;
+    if let Some(h) = out.trace_hash {
+        d.set_item("trace_hash", format!("{h:016x}"))?;
+    }
     if !out.traces.is_empty() {
         let traces = PyList::empty(py);
         for t in &out.traces {

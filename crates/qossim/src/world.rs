@@ -766,6 +766,21 @@ impl World {
         true
     }
 
+    /// Runs until simulated time `end` or until `max_events` events have run, whichever
+    /// comes first; returns true if the run reached `end`.
+    pub fn run_limited(&mut self, end: Time, max_events: u64) -> bool {
+        while self.sched.processed() < max_events {
+            match self.sched.next_until(end) {
+                Some(e) => self.dispatch(e.time, e.event),
+                None => {
+                    self.sched.advance_to(end);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Runs until `cond` is false or nothing is pending (checking before each event).
     pub fn run_while(&mut self, mut cond: impl FnMut(&World) -> bool) {
         while cond(self) && self.step() {}

@@ -47,6 +47,7 @@ fn run_traced(text: &str, tag: &str) -> (RunOutput, Vec<Vec<Rec>>) {
     let d = dir(tag);
     let opts = RunOptions {
         trace_dir: Some(d.clone()),
+        ..Default::default()
     };
     let out = scenario::run_with(&sc, Some(3), &mut |_| true, &opts).unwrap();
     let recs = out

@@ -296,6 +296,9 @@ pub struct RunOutput {
     pub node_names: Vec<String>,
     /// The flows that carry TCP (to write trace headers); empty when nothing was traced.
     pub tcp_flows: Vec<u32>,
+    /// The event-trace hash (fingerprint mode only): time, target and kind of every
+    /// event executed, in order.
+    pub trace_hash: Option<u64>,
 }
 
 /// Settings of one run that are not part of the scenario.
@@ -304,6 +307,9 @@ pub struct RunOptions {
     /// Directory for raw trace files (default: a new directory under the system's
     /// temporary directory).
     pub trace_dir: Option<PathBuf>,
+    /// Fingerprint mode: keep the event-trace hash and stop after this many events (or
+    /// at the end of the run, whichever comes first).
+    pub fingerprint_events: Option<u64>,
 }
 
 /// Builds and runs a scenario. `progress` receives the fraction of simulated time done
@@ -345,7 +351,14 @@ pub fn run_with(
         Some(t)
     };
     let end: Time = sc.run.duration;
-    let done = w.run_with_progress(end, progress);
+    let done = match options.fingerprint_events {
+        Some(max) => {
+            w.enable_trace_hash();
+            w.run_limited(end, max);
+            true
+        }
+        None => w.run_with_progress(end, progress),
+    };
     let mut summary = w.summary();
     for r in runs.iter_mut() {
         r.finish(sc, &mut w, &mut summary);
@@ -385,5 +398,6 @@ pub fn run_with(
         link_names,
         node_names,
         tcp_flows,
+        trace_hash: w.trace_hash(),
     })
 }

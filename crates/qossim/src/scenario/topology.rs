@@ -285,7 +285,9 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
             "top_rate",
             "top_depth",
         ],
-        _ => &["kind", "limit"],
+        Some("droptail") | Some("fifo") => &["kind", "limit"],
+        // The kind is unknown or could not be read: its other keys cannot be judged.
+        _ => return q,
     };
     t.finish(cx, known);
     q
@@ -674,7 +676,13 @@ pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl, registry: &super::Registry) -> 
     };
     let topo = match (delay, queue) {
         (Some(d), Some(q)) => build_named(cx, t, &kind, rate, d, &q, registry),
-        _ => None,
+        _ => {
+            // The kind's own keys were not read: they are not unknown for that.
+            for k in known {
+                t.has(k);
+            }
+            None
+        }
     };
     t.finish(cx, known);
     let mut topo = topo?;

@@ -73,6 +73,16 @@ impl Cx {
         });
     }
 
+    /// True if a problem was recorded for `path` or anything inside it (`links.a-b`
+    /// covers `links.a-b.queue.kind`): a later check that depends on it stays quiet.
+    pub fn has_error_under(&self, path: &str) -> bool {
+        let prefix = format!("{path}.");
+        self.diags
+            .borrow()
+            .iter()
+            .any(|d| d.path == path || d.path.starts_with(&prefix))
+    }
+
     /// True if any problem was recorded.
     pub fn has_errors(&self) -> bool {
         !self.diags.borrow().is_empty()
@@ -392,8 +402,21 @@ impl<'a> Tbl<'a> {
     /// Reports every key that was never read as unknown, suggesting the closest known one.
     pub fn finish(&self, cx: &Cx, known: &[&str]) {
         let used = self.used.borrow();
+        // A known key left unread because reading this table stopped at an error is not
+        // a second mistake.
+        let failed = cx.has_error_under(&self.path);
         for (k, _) in self.t.iter() {
             if !used.contains(k) {
+                if known.contains(&k) {
+                    if !failed {
+                        self.error(
+                            cx,
+                            k,
+                            "not used here: it applies to other kinds or models of this entry",
+                        );
+                    }
+                    continue;
+                }
                 let hint = closest(k, known)
                     .map(|s| format!(" (did you mean {s:?}?)"))
                     .unwrap_or_default();

@@ -170,7 +170,8 @@ fn positive_time(cx: &Cx, t: &Tbl, key: &str, slot: &mut Time) -> bool {
 
 fn traffic_index(cx: &Cx, t: &Tbl, key: &str, name: &str, core: &Core) -> Option<usize> {
     let i = core.traffic.iter().position(|e| e.name == name);
-    if i.is_none() {
+    // An entry that failed to read is missing for that reason only.
+    if i.is_none() && !cx.has_error_under("traffic") {
         let names: Vec<&str> = core.traffic.iter().map(|e| e.name.as_str()).collect();
         t.error(
             cx,

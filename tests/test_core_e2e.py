@@ -269,3 +269,25 @@ def test_validation_study_quick_agrees_with_theory(tmp_path):
     inside = [r for r in records if r["column"] == "theory in CI"]
     assert inside, records[:3]
     assert (tmp_path / "v" / "index.html").is_file()
+
+
+def test_an_engine_panic_is_a_qossim_error_naming_the_scenario(monkeypatch, tmp_path, capsys):
+    """A panic inside a run reaches Python as EngineError naming the file; the CLI exits 1."""
+    from qossim import _core
+    from qossim.cli import main
+
+    with pytest.raises(_core.EngineError, match="x.toml: internal engine error"):
+        _core._panic_for_test("x.toml")
+
+    def panicking_run(text, filename, *args, **kwargs):
+        _core._panic_for_test(filename)  # the guard every run goes through
+
+    monkeypatch.setattr(_core, "run", panicking_run)
+    with pytest.raises(qossim.EngineError) as info:
+        qossim.run(REFERENCE)
+    assert str(info.value) == f"{REFERENCE}: internal engine error: deliberate test panic"
+    assert isinstance(info.value, qossim.QossimError)
+    assert main(["run", str(REFERENCE), "--out", str(tmp_path / "r"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"{REFERENCE}: internal engine error: deliberate test panic"
+    assert not (tmp_path / "r").exists()

@@ -24,6 +24,7 @@ from qossim.campaign import Campaign, gather, run_campaign, summarize
 from qossim.errors import (
     CampaignError,
     CampaignRunError,
+    EngineError,
     EngineUnavailableError,
     QossimError,
     ResultError,
@@ -41,6 +42,7 @@ __all__ = [
     "Campaign",
     "CampaignError",
     "CampaignRunError",
+    "EngineError",
     "EngineUnavailableError",
     "QossimError",
     "Result",

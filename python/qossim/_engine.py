@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from qossim.errors import EngineUnavailableError, ScenarioError
+from qossim.errors import EngineError, EngineUnavailableError, ScenarioError
 
 FAKE_ENGINE_ENV = "QOSSIM_FAKE_ENGINE"
 
@@ -102,6 +102,11 @@ def run_raw(
     try:
         return backend.run(text, filename, seed, _pairs(overrides), progress, **extra)
     except ScenarioError:
+        raise
+    except RuntimeError as exc:
+        engine_error = getattr(backend, "EngineError", None)
+        if isinstance(engine_error, type) and isinstance(exc, engine_error):
+            raise EngineError(str(exc)) from None
         raise
     except ValueError as exc:
         core_error = getattr(backend, "ScenarioError", None)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from qossim import __version__, api, campaign, report, studies
-from qossim.errors import QossimError
+from qossim.errors import EngineError, QossimError
 from qossim.params import parse_set
 from qossim.results import Result, atomic_dir, is_result_dir
 
@@ -460,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER
     try:
         return int(args.handler(args))
+    except EngineError as exc:
+        _print_err(*exc.lines)
+        return EXIT_INTERNAL
     except QossimError as exc:
         _print_err(*exc.lines)
         return EXIT_USER

@@ -37,6 +37,10 @@ class EngineUnavailableError(QossimError, RuntimeError):
     """The compiled engine ``qossim._core`` cannot be imported."""
 
 
+class EngineError(QossimError, RuntimeError):
+    """The engine failed inside a run: an internal error, reported with the scenario's name."""
+
+
 class CampaignError(QossimError, ValueError):
     """A campaign file or campaign definition is invalid."""
 

@@ -4,7 +4,7 @@
 //! it back only to report progress (about every 65 000 events) and to check for Ctrl-C.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use qossim::scenario;
@@ -17,6 +17,33 @@ create_exception!(
     PyValueError,
     "A scenario is invalid; the message lists every problem as FILE:LINE: key.path: reason."
 );
+
+create_exception!(
+    _core,
+    EngineError,
+    PyRuntimeError,
+    "The engine failed inside a run (an internal error, not a mistake in the scenario)."
+);
+
+/// Runs `f`, turning a panic into an `EngineError` naming the scenario file (a panic must
+/// never cross into Python as a bare `PanicException`).
+fn guarded<T>(filename: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+        let what = e
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| e.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        format!("{filename}: internal engine error: {what}")
+    })
+}
+
+/// Panics inside the same guard a run uses (for testing the guard only).
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>, filename: &str) -> PyResult<()> {
+    py.allow_threads(|| guarded(filename, || panic!("deliberate test panic")))
+        .map_err(EngineError::new_err)
+}
 
 fn to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
     Ok(match v {
@@ -131,12 +158,12 @@ fn run(
                 true
             })
         };
-        scenario::run_with(&sc, seed, &mut cb, &options)
+        guarded(filename, || scenario::run_with(&sc, seed, &mut cb, &options))
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
-    let out = out.map_err(PyValueError::new_err)?;
+    let out = out.map_err(EngineError::new_err)?.map_err(PyValueError::new_err)?;
     if out.interrupted {
         return Err(PyKeyboardInterrupt::new_err("run interrupted"));
     }
@@ -185,6 +212,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 
@@ -10,7 +11,7 @@ import pytest
 
 from qossim.campaign import Campaign, gather, run_campaign, summarize
 from qossim.errors import CampaignError, CampaignRunError
-from qossim.results import is_result_dir
+from qossim.results import is_result_dir, verify_run_dir
 from qossim.stats import mean_ci
 
 pytestmark = pytest.mark.usefixtures("fake_engine")
@@ -229,3 +230,34 @@ def test_worker_with_other_version_refuses(campaign_file, tmp_path):
     assert outcome["status"] == "failed"
     assert "keyed for 9.9.9" in outcome["error"]
     assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_damaged_runs_are_set_aside_and_run_again(campaign_file, tmp_path, fake_engine, capsys):
+    """A corrupt summary, a changed series file and a run without manifest: all three are
+    moved to OUT/damaged/ with a warning and run again; the table is as before."""
+    out = tmp_path / "out"
+    table = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    runs = out / "runs"
+    keys = list(table["run_key"])
+    (runs / keys[0] / "summary.json").write_text('{"events": 1')  # cut short
+    series = next((runs / keys[1] / "series").glob("*.parquet"))
+    data = bytearray(series.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    series.write_bytes(bytes(data))
+    (runs / keys[2] / "manifest.json").unlink()
+    manifest = json.loads((runs / keys[3] / "manifest.json").read_text())
+    assert set(manifest["files"]) >= {"summary.json", "scenario.toml"}
+    capsys.readouterr()
+    fake_engine.runs.clear()
+    again = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    assert len(fake_engine.runs) == 3
+    assert again.attrs["counts"] == {"total": 6, "cached": 3, "done": 3}
+    pd.testing.assert_frame_equal(table, again)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "damaged" in line]
+    assert len(warnings) == 3
+    assert any("summary.json" in w and "unreadable" in w for w in warnings)
+    assert any("does not match its checksum" in w for w in warnings)
+    assert any("incomplete (no manifest)" in w for w in warnings)
+    aside = sorted(p.name for p in (out / "damaged").iterdir())
+    assert [name[:64] for name in aside] == sorted(keys[:3])
+    assert verify_run_dir(runs / keys[0]) is None

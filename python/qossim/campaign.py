@@ -50,6 +50,7 @@ from qossim.results import (
     is_result_dir,
     read_manifest,
     read_summary,
+    verify_run_dir,
     write_run_dir,
 )
 from qossim.stats import mean_ci
@@ -502,6 +503,8 @@ def run_jobs(
     with _locked(out):
         clean_stale_temps(out / RUNS_DIR)
         _write_index(out, name, jobs, params if params is not None else _param_names(jobs))
+        for job in unique.values():
+            _set_aside_if_damaged(out, job)
         pending = [j for j in unique.values() if not is_result_dir(j.run_dir)]
         counts = {"total": len(unique), "cached": len(unique) - len(pending), "done": 0}
         if not pending:
@@ -523,6 +526,30 @@ def run_jobs(
             [f"{len(failures)} of {len(pending)} runs failed (finished runs are kept):"] + failures
         )
     return counts
+
+
+DAMAGED_DIR = "damaged"
+
+
+def _set_aside_if_damaged(out: Path, job: Job) -> None:
+    """Move a damaged or partial stored run to ``OUT/damaged/`` (so it runs again)."""
+    run_dir = Path(job.run_dir)
+    if not os.path.lexists(run_dir):
+        return
+    problem = verify_run_dir(run_dir) if is_result_dir(run_dir) else "incomplete (no manifest)"
+    if problem is None:
+        return
+    import datetime as dt
+
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = out / DAMAGED_DIR / f"{job.key}-{stamp}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(run_dir, target)
+    print(
+        f"warning: stored run {job.key[:12]} ({_describe(job)}) is damaged: {problem}; "
+        f"moved to {target} and run again",
+        file=sys.stderr,
+    )
 
 
 def _describe(job: Job) -> str:

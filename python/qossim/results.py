@@ -325,8 +325,60 @@ def write_run_dir(
         if scenario_text is not None:
             (tmp / SCENARIO).write_text(scenario_text, encoding="utf-8")
         _write_json(tmp / SUMMARY, dict(summary))
+        manifest["files"] = _checksums(tmp)
         _write_json(tmp / MANIFEST, manifest)
     return target
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checksums(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root`` but the manifest, by relative path."""
+    out = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel != MANIFEST:
+            out[rel] = _sha256(path)
+    return out
+
+
+def verify_run_dir(path: str | os.PathLike[str]) -> str | None:
+    """Check a stored run: return None when it is whole, else what is wrong with it.
+
+    A run directory is whole when its manifest and summary are readable JSON objects
+    and every file the manifest lists has the listed sha256 (runs written before
+    checksums were recorded are checked for the first two only).
+    """
+    path = Path(path)
+    loaded = []
+    for name in (MANIFEST, SUMMARY):
+        try:
+            value = json.loads((path / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return f"{name} is missing"
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            return f"{name} is unreadable ({exc})"
+        if not isinstance(value, dict):
+            return f"{name} is not a JSON object"
+        loaded.append(value)
+    manifest = loaded[0]
+    files = manifest.get("files")
+    if isinstance(files, dict):
+        for rel, digest in files.items():
+            file = path / rel
+            if not file.is_file():
+                return f"{rel} is missing"
+            if _sha256(file) != digest:
+                return f"{rel} does not match its checksum"
+    return None
 
 
 def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -86,19 +86,24 @@ def run_raw(
     progress: ProgressCallback | None,
     trace_dir: str | os.PathLike[str] | None = None,
     fingerprint_events: int | None = None,
+    check_invariants: bool = False,
 ) -> dict[str, Any]:
     """Run one scenario in the engine and return its raw result dictionary.
 
     ``trace_dir`` is where the engine writes raw packet-trace files (scenarios with
     ``[[trace]]`` entries; see :mod:`qossim.traces`). ``fingerprint_events`` runs at
     most that many events and returns their hash as ``trace_hash`` (see
-    :mod:`qossim.fingerprint`). Raises
+    :mod:`qossim.fingerprint`); ``check_invariants`` makes the engine check its
+    bookkeeping at the end (packet conservation per link, link rates, per-flow
+    delivery) and fail the run on a violation. Raises
     :class:`qossim.errors.ScenarioError` when the scenario is invalid.
     """
     backend = _backend()
     extra: dict[str, Any] = {} if trace_dir is None else {"trace_dir": os.fspath(trace_dir)}
     if fingerprint_events is not None:
         extra["fingerprint_events"] = int(fingerprint_events)
+    if check_invariants:
+        extra["check_invariants"] = True
     try:
         return backend.run(text, filename, seed, _pairs(overrides), progress, **extra)
     except ScenarioError:

@@ -1,7 +1,8 @@
 """Fingerprints: a short, exact signature of every shipped scenario and campaign point.
 
 A fingerprint runs a scenario (or one grid point of a campaign, with its first seed)
-for at most :data:`EVENTS` events and keeps the hash of every event executed (time,
+for at most :data:`EVENTS` events, with the engine's bookkeeping checks on (a violation
+fails it), and keeps the hash of every event executed (time,
 target, kind), the event count, the simulated time reached and a handful of summary
 values. Any change to a model's behaviour changes some fingerprint; the test suite
 compares them all with ``tests/data/fingerprints.jsonl`` and
@@ -128,7 +129,15 @@ def compute(
     for path in _files(paths):
         name = Path(os.path.relpath(path, root)).as_posix()
         for label, text, filename, overrides, seed in _runs(path):
-            raw = _engine.run_raw(text, filename, seed, overrides, None, fingerprint_events=EVENTS)
+            raw = _engine.run_raw(
+                text,
+                filename,
+                seed,
+                overrides,
+                None,
+                fingerprint_events=EVENTS,
+                check_invariants=True,
+            )
             out.append(
                 Fingerprint(
                     name,

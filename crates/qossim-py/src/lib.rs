@@ -111,13 +111,14 @@ fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> Vec
 
 /// Runs a scenario. Returns a dict with `summary`, `series` (name -> {"t": [...],
 /// "value": [...]}), `units`, `events`, `sim_time_s`, `wall_s`, `seed`, `scenario_hash`,
-/// `trace_hash` (with `fingerprint_events`: run at most that many events, hashing them),
+/// `trace_hash` (with `fingerprint_events`: run at most that many events, hashing them;
+/// `check_invariants` fails the run if its bookkeeping does not add up),
 /// and, when the scenario has `[[trace]]` entries, `traces` (a list of {"name", "path",
 /// "records", "pcap"} of raw record files written into `trace_dir`), `link_names` and
 /// `node_names`. Raises `ScenarioError` for an invalid scenario and `KeyboardInterrupt`
 /// on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, fingerprint_events=None))]
+#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, fingerprint_events=None, check_invariants=false))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn run(
     py: Python<'_>,
@@ -128,10 +129,12 @@ fn run(
     progress: Option<PyObject>,
     trace_dir: Option<std::path::PathBuf>,
     fingerprint_events: Option<u64>,
+    check_invariants: bool,
 ) -> PyResult<PyObject> {
     let options = scenario::RunOptions {
         trace_dir,
         fingerprint_events,
+        check_invariants,
     };
     let sc = parse(text, filename, &overrides).map_err(|d| {
         ScenarioError::new_err(
@@ -158,12 +161,16 @@ fn run(
                 true
             })
         };
-        guarded(filename, || scenario::run_with(&sc, seed, &mut cb, &options))
+        guarded(filename, || {
+            scenario::run_with(&sc, seed, &mut cb, &options)
+        })
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
-    let out = out.map_err(EngineError::new_err)?.map_err(PyValueError::new_err)?;
+    let out = out
+        .map_err(EngineError::new_err)?
+        .map_err(PyValueError::new_err)?;
     if out.interrupted {
         return Err(PyKeyboardInterrupt::new_err("run interrupted"));
     }

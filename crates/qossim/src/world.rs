@@ -766,6 +766,47 @@ impl World {
         true
     }
 
+    /// Checks the run's bookkeeping: at every link each packet offered was sent, dropped
+    /// or is still queued; no link sent more bits than its rate allows in the time
+    /// elapsed (plus one packet of at most 64 KiB in progress); no flow had more packets
+    /// or bytes delivered than it sent. Returns one line per violation, naming the link
+    /// or flow.
+    pub fn check_invariants(&mut self) -> Vec<String> {
+        let now = self.sched.now();
+        self.net.settle_all(now);
+        let mut out = Vec::new();
+        for l in &self.net.links {
+            let st = &l.stats;
+            let queued = l.queue_len() as u64;
+            if st.arrivals != st.tx_pkts + st.drops.pkts + queued {
+                out.push(format!(
+                    "link {}: {} packets offered but {} sent + {} dropped + {} queued",
+                    l.name, st.arrivals, st.tx_pkts, st.drops.pkts, queued
+                ));
+            }
+            let allowed =
+                l.rate_bps as u128 * now as u128 / crate::time::PS_PER_S as u128 + 8 * 65_536;
+            if st.tx_bytes as u128 * 8 > allowed {
+                out.push(format!(
+                    "link {}: {} bits sent in {} s, more than its rate of {} b/s allows",
+                    l.name,
+                    st.tx_bytes * 8,
+                    crate::time::to_secs(now),
+                    l.rate_bps
+                ));
+            }
+        }
+        for (f, r) in self.flows.recs.iter().enumerate() {
+            if r.rx_pkts > r.sent_pkts || r.rx_bytes > r.sent_bytes {
+                out.push(format!(
+                    "flow {f}: {} packets ({} B) delivered but only {} ({} B) sent",
+                    r.rx_pkts, r.rx_bytes, r.sent_pkts, r.sent_bytes
+                ));
+            }
+        }
+        out
+    }
+
     /// Runs until simulated time `end` or until `max_events` events have run, whichever
     /// comes first; returns true if the run reached `end`.
     pub fn run_limited(&mut self, end: Time, max_events: u64) -> bool {

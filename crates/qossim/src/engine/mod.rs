@@ -134,6 +134,12 @@ impl<Q: EventQueue> Scheduler<Q> {
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
                 continue;
             }
+            debug_assert!(
+                e.time >= self.now,
+                "time went backwards: {} after {}",
+                e.time,
+                self.now
+            );
             self.now = e.time;
             self.processed += 1;
             return Some(e);
@@ -152,6 +158,12 @@ impl<Q: EventQueue> Scheduler<Q> {
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
                 continue;
             }
+            debug_assert!(
+                e.time >= self.now,
+                "time went backwards: {} after {}",
+                e.time,
+                self.now
+            );
             self.now = e.time;
             self.processed += 1;
             return Some(e);

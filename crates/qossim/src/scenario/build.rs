@@ -310,6 +310,9 @@ pub struct RunOptions {
     /// Fingerprint mode: keep the event-trace hash and stop after this many events (or
     /// at the end of the run, whichever comes first).
     pub fingerprint_events: Option<u64>,
+    /// Check the run's bookkeeping at its end ([`World::check_invariants`]); always on in
+    /// debug builds. A violation fails the run.
+    pub check_invariants: bool,
 }
 
 /// Builds and runs a scenario. `progress` receives the fraction of simulated time done
@@ -359,6 +362,16 @@ pub fn run_with(
         }
         None => w.run_with_progress(end, progress),
     };
+    if options.check_invariants || cfg!(debug_assertions) {
+        let broken = w.check_invariants();
+        if !broken.is_empty() {
+            return Err(format!(
+                "{}: invariant violated: {}",
+                sc.file,
+                broken.join("; ")
+            ));
+        }
+    }
     let mut summary = w.summary();
     for r in runs.iter_mut() {
         r.finish(sc, &mut w, &mut summary);

@@ -1,0 +1,95 @@
+//! The run's bookkeeping checks: they hold on every shipped scenario and name what
+//! breaks when they do not.
+
+mod common;
+
+use qossim::scenario::{self, RunOptions};
+use std::path::{Path, PathBuf};
+
+fn shipped() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("scenarios"), root.join("studies")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                if !text.lines().any(|l| l.trim() == "[campaign]") {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_shipped_scenario_keeps_its_books() {
+    let files = shipped();
+    assert!(files.len() >= 20);
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let sc = qossim::parse(
+            &text,
+            &path.display().to_string(),
+            path.parent().unwrap(),
+            &[],
+        )
+        .unwrap();
+        let opts = RunOptions {
+            fingerprint_events: Some(1 << 15),
+            check_invariants: true,
+            ..Default::default()
+        };
+        if let Err(e) = scenario::run_with(&sc, None, &mut |_| true, &opts) {
+            panic!("{e}");
+        }
+    }
+}
+
+const SCENARIO: &str = r#"
+[run]
+duration = "3s"
+
+[topology]
+kind = "chain"
+length = 2
+rate = "10Mbps"
+delay = "1ms"
+queue = { kind = "droptail", limit = "5p" }
+
+[links."n1-n2"]
+rate = "1Mbps"
+
+[[traffic]]
+name = "voice"
+from = "n0"
+to = "n2"
+model = "CBR"
+flows = 20
+"#;
+
+#[test]
+fn a_broken_count_is_named() {
+    let sc = common::parse(SCENARIO).unwrap();
+    let mut w = scenario::build(&sc, 1).unwrap();
+    w.run_until(sc.run.duration);
+    assert!(w.check_invariants().is_empty());
+    let l = w.net.link_id("n1-n2").unwrap() as usize;
+    assert!(
+        w.net.links[l].stats.drops.pkts > 0,
+        "the bottleneck must overflow"
+    );
+    w.net.links[l].stats.arrivals += 1;
+    w.flows.recs[3].rx_pkts = w.flows.recs[3].sent_pkts + 1;
+    w.net.links[0].stats.tx_bytes += 10_000_000;
+    let broken = w.check_invariants();
+    assert_eq!(broken.len(), 3, "{broken:#?}");
+    assert!(broken[0].starts_with("link n0-n1: ") && broken[0].contains("more than its rate"));
+    assert!(broken[1].starts_with("link n1-n2: ") && broken[1].contains("packets offered"));
+    assert!(broken[2].starts_with("flow 3: "));
+}

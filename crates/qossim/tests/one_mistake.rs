@@ -127,3 +127,16 @@ fn a_negative_topology_delay_is_one_diagnostic() {
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(d[0].path, "topology.delay");
 }
+
+#[test]
+fn too_many_flows_in_one_entry_is_refused_before_building() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/codel.toml"),
+    )
+    .unwrap()
+    .replace("flows = 4", "flows = 9223372036854775807");
+    let d = qossim::parse(&text, "s.toml", Path::new("."), &[]).unwrap_err();
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].path, "traffic.0.flows");
+    assert!(d[0].reason.contains("more than 10000000"), "{}", d[0].reason);
+}

@@ -777,13 +777,31 @@ fn read_source_model(cx: &Cx, t: &Tbl, name: &str, base: &Path) -> Option<Source
     }
 }
 
+/// The most static flows one traffic entry may open (each costs memory for the whole
+/// run; more is almost surely a typing mistake).
+pub const MAX_FLOWS_PER_ENTRY: u64 = 10_000_000;
+
 fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<TrafficSpec> {
     let name = t.req_str(cx, "name");
     let from = node_ref(cx, t, "from", topo);
     let to = node_ref(cx, t, "to", topo);
     let model = read_model(cx, t, base);
     let flows = if t.has("flows") {
-        t.uint(cx, "flows")
+        t.uint(cx, "flows").and_then(|n| {
+            if n > MAX_FLOWS_PER_ENTRY {
+                t.error(
+                    cx,
+                    "flows",
+                    format!(
+                        "{n} flows in one entry is more than {MAX_FLOWS_PER_ENTRY}; \
+                         use [traffic.calls] for flow arrivals"
+                    ),
+                );
+                None
+            } else {
+                Some(n)
+            }
+        })
     } else {
         Some(1)
     };

@@ -138,5 +138,9 @@ fn too_many_flows_in_one_entry_is_refused_before_building() {
     let d = qossim::parse(&text, "s.toml", Path::new("."), &[]).unwrap_err();
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(d[0].path, "traffic.0.flows");
-    assert!(d[0].reason.contains("more than 10000000"), "{}", d[0].reason);
+    assert!(
+        d[0].reason.contains("more than 10000000"),
+        "{}",
+        d[0].reason
+    );
 }

@@ -230,3 +230,54 @@ fn per_flow_false_is_refused_where_flows_are_measured_one_by_one() {
         d[0]
     );
 }
+
+/// `per_flow = false` on generated calls: one shared flow record instead of one per
+/// call, and every group count exactly as with per-call records.
+#[test]
+fn calls_without_per_flow_records_count_the_same() {
+    let text = |per_flow: bool| {
+        format!(
+            r#"
+[run]
+duration = "200s"
+
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "20ms"
+queue = {{ kind = "droptail", limit = "200p" }}
+
+[[traffic]]
+name = "exp1"
+from = "a"
+to = "b"
+model = "onoff"
+size = "125B"
+interval = "3.90625ms"
+per_flow = {per_flow}
+[traffic.calls]
+arrivals = "poisson"
+rate = "1/s"
+holding = "exp:30s"
+"#
+        )
+    };
+    let run = |per_flow: bool| {
+        let sc = qossim::parse(&text(per_flow), "s.toml", Path::new("."), &[]).unwrap();
+        let mut w = qossim::scenario::build(&sc, 4).unwrap();
+        w.run_until(sc.run.duration);
+        let summary = w.summary();
+        (w.flows.recs.len(), summary)
+    };
+    let (per_call, a) = run(true);
+    let (shared, b) = run(false);
+    assert!(per_call > 150, "about one record per call: {per_call}");
+    assert_eq!(shared, 1);
+    let groups = |m: &serde_json::Map<String, serde_json::Value>| {
+        m.iter()
+            .filter(|(k, _)| k.starts_with("group.") || k.starts_with("link."))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(groups(&a), groups(&b));
+}

@@ -112,6 +112,8 @@ pub struct FlowGenerator {
     arrivals: Arrivals,
     holding: Holding,
     jitter: f64,
+    /// False: the calls' flows share their group's one record (no per-call memory).
+    per_flow: bool,
     stop_arrivals: Time,
     measure_from: Time,
     admission: Option<Box<dyn CallAdmission>>,
@@ -153,6 +155,7 @@ impl FlowGenerator {
             arrivals,
             holding,
             jitter,
+            per_flow: true,
             stop_arrivals: NEVER,
             measure_from: 0,
             admission: None,
@@ -178,6 +181,14 @@ impl FlowGenerator {
     /// Statistics (active calls, blocking) count from `t` on.
     pub fn measure_from(mut self, t: Time) -> Self {
         self.measure_from = t;
+        self
+    }
+
+    /// With `false`, the calls' flows share their group's one flow record, so a long run
+    /// of many calls does not grow by a record per call (for flows nobody measures one
+    /// by one).
+    pub fn with_per_flow(mut self, per_flow: bool) -> Self {
+        self.per_flow = per_flow;
         self
     }
 
@@ -240,7 +251,11 @@ impl FlowGenerator {
         let end = now + secs(hold).max(1);
         self.ends.push(Reverse(end));
         self.active.set(now, self.ends.len() as f64);
-        let flow = ctx.flows.open(self.group, now);
+        let flow = if self.per_flow {
+            ctx.flows.open(self.group, now)
+        } else {
+            ctx.flows.open_shared(self.group, now)
+        };
         let mut frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
         let model = self.shared[self.model.pick_index(&mut frng)].clone();
         let src = Source::with_shared(model, self.tmpl, flow, 0, end, self.jitter, frng);

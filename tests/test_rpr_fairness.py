@@ -46,7 +46,12 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
     proc = _reproduce(tmp_path, "--format", "json", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert {r["table"] for r in records} == {"long_term", "per_connection", "compare"}
+    assert {r["table"] for r in records} == {
+        "long_term",
+        "per_connection",
+        "compare",
+        "unbalanced",
+    }
     cells = {(r["table"], r["row"], r["column"]): r["value"] for r in records}
     # The comparison holds the three configurations at the tiny plan's R.
     for mode, design in rpr.DESIGNS:
@@ -65,6 +70,9 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
         for suffix in ("", "_zoom"):
             png = out / "figures" / f"{name}{suffix}.png"
             assert png.stat().st_size > 1000, png
+    for mode, design in rpr.DESIGNS:
+        png = out / "figures" / f"unbalanced_{mode}_{design}.png"
+        assert png.stat().st_size > 1000, png
     assert (out / "index.html").exists()
 
 
@@ -97,3 +105,26 @@ def test_cv_of_10ms_bins_is_computed_on_bins(tmp_path):
     step = pd.DataFrame({"t": t, "value": bins})
     # 20 bins, mean 2, sample standard deviation sqrt(20/19): CV = sqrt(20/19)/2.
     assert rpr.cv_10ms(runs, {"series": step}, 0, 0.0) == pytest.approx(math.sqrt(20 / 19) / 2)
+
+
+def test_head_below_its_share_oscillates_and_wastes_the_span(tmp_path):
+    """The head sends 50 Mb/s only: in the aggressive mode it advertises that rate,
+    upstream stations throttle to it, the span empties and the cycle repeats. The cycle
+    is longer with longer spans (a slower control loop), the head still gets its 50 Mb/s,
+    every greedy station gets more than the head, and with 2-ms spans the span is left
+    partly unused."""
+    plan = rpr.Plan(seeds=(1,), udp_rates_mbps=(), duration_s=0.8, warmup_s=0.2, series_rate_mbps=0)
+    rows = rpr.run_unbalanced(plan, tmp_path, progress=False)
+    runs = rpr.Runs(rows=rows, out_dir=tmp_path)
+    table = rpr.table_unbalanced(runs, rows, plan)
+    cell = {(r["row"], r["column"]): r["value"] for r in table.records}
+    short, long = "aggressive/dual 0.1ms", "aggressive/dual 2ms"
+    assert cell[(short, "period ms")] is not None and cell[(long, "period ms")] is not None
+    assert cell[(long, "period ms")] > 2 * cell[(short, "period ms")]
+    assert cell[(long, "fairness RTT ms")] > 5 * cell[(short, "fairness RTT ms")]
+    assert cell[(long, "span use %")] < 95
+    for label in (short, long):
+        head = cell[(label, "S4 Mb/s")]
+        assert abs(head - rpr.UNBALANCED_UDP_MBPS) < 0.02 * rpr.UNBALANCED_UDP_MBPS
+        assert min(cell[(label, f"S{i} Mb/s")] for i in range(4)) > head
+        assert cell[(label, "span use %")] <= 100.1

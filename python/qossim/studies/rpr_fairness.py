@@ -37,7 +37,7 @@ from qossim import plots
 from qossim.studies import StudyOutput, Table, run_points
 
 TITLE = "RPR ring fairness with TCP and UDP"
-EXPERIMENTS = ["long_term", "series", "compare"]
+EXPERIMENTS = ["long_term", "series", "compare", "unbalanced"]
 
 #: Stations on the ring; stations 0..SENDERS-1 send to the last one.
 STATIONS = 6
@@ -53,6 +53,11 @@ PACKET_BYTES = 1500
 UDP_RATES_MBPS = (1, 50, 100, 200, 400)
 #: (mode, design) of the compared configurations; the first is the studied one.
 DESIGNS = (("aggressive", "dual"), ("conservative", "single"), ("conservative", "dual"))
+#: The ``unbalanced`` experiment: the head (S4) sends only this much UDP, below its fair
+#: share, while stations 0–3 stay greedy; spans of these propagation delays.
+UNBALANCED_UDP_MBPS = 50
+UNBALANCED_DELAYS = ("0.1ms", "2ms")
+
 #: The connection whose congestion window and RTT are traced.
 TRACED = "tcp0"
 
@@ -181,6 +186,25 @@ def run_all(
     return Runs(rows=df.to_dict("records"), out_dir=out_dir)
 
 
+def unbalanced_scenario(mode: str, design: str, delay: str, plan: Plan) -> dict[str, Any]:
+    """Return the default ring without station 4's TCP: it sends 50 Mb/s of UDP only."""
+    sc = scenario(mode, design, UNBALANCED_UDP_MBPS, plan)
+    sc["traffic"] = [t for t in sc["traffic"] if t["name"] != f"tcp{SENDERS - 1}"]
+    sc["topology"]["delay"] = delay
+    return sc
+
+
+def run_unbalanced(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, Any]]:
+    """Run every configuration at every span delay of the ``unbalanced`` experiment."""
+    points = [
+        ({"mode": m, "design": d, "span_delay": delay}, unbalanced_scenario(m, d, delay, plan))
+        for m, d in DESIGNS
+        for delay in UNBALANCED_DELAYS
+    ]
+    df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-unbalanced")
+    return df.to_dict("records")
+
+
 # ============================================================================
 # Metrics
 # ============================================================================
@@ -287,6 +311,97 @@ def table_compare(runs: Runs, plan: Plan) -> Table:
                 v = row.get(key)
                 t.add(label, col, None if v is None else 1e3 * float(v))
     return t
+
+
+def table_unbalanced(runs: Runs, rows: Sequence[Mapping[str, Any]], plan: Plan) -> Table:
+    """Tabulate the head below its share: shares, span use, oscillation, RTTs."""
+    ideal = (LINE_BPS / 1e6 - UNBALANCED_UDP_MBPS) / (SENDERS - 1)
+    t = Table(
+        "unbalanced",
+        f"head S{SENDERS - 1} sends {UNBALANCED_UDP_MBPS} Mb/s of UDP only, stations 0–3 "
+        f"greedy TCP (max-min share {ideal:.1f} Mb/s each)",
+        row_label="configuration, span delay",
+    )
+    for mode, design in DESIGNS:
+        for delay in UNBALANCED_DELAYS:
+            row = next(
+                (
+                    r
+                    for r in rows
+                    if r["mode"] == mode and r["design"] == design and r["span_delay"] == delay
+                ),
+                None,
+            )
+            if row is None:
+                continue
+            label = f"{design_label(mode, design)} {delay}"
+            shares = [mbps(row, f"rpr.station.{i}.throughput_bps") for i in range(SENDERS)]
+            for i, v in enumerate(shares):
+                t.add(label, f"S{i} Mb/s", v)
+            t.add(label, "span use %", 100 * sum(shares) / (LINE_BPS / 1e6))
+            t.add(label, "CV 10ms S0", cv_10ms(runs, row, 0, plan.warmup_s))
+            s0 = runs.series(row, "rpr.S0.add_bps")
+            period = oscillation_period_ms(
+                [float(v) for tt, v in zip(s0["t"], s0["value"], strict=True) if tt > plan.warmup_s]
+            )
+            t.add(label, "period ms", period)
+            frtt = row.get(f"agent.rpr.S{SENDERS - 1}.frtt_s")
+            t.add(label, "fairness RTT ms", None if frtt is None else 1e3 * float(frtt))
+            for key, col in (
+                ("rpr.tcp.rtt_mean_s", "RTT mean ms"),
+                ("rpr.tcp.rtt_p99_s", "RTT p99 ms"),
+            ):
+                v = row.get(key)
+                t.add(label, col, None if v is None else 1e3 * float(v))
+    return t
+
+
+def figure_unbalanced(
+    runs: Runs, rows: Sequence[Mapping[str, Any]], plan: Plan, out_dir: Path, output: StudyOutput
+) -> None:
+    """Station 0's 1-ms add rate and the head's advertised rate, 100 ms after the warm-up."""
+    import pandas as pd
+
+    for mode, design in DESIGNS:
+        frames = []
+        for delay in UNBALANCED_DELAYS:
+            row = next(
+                (
+                    r
+                    for r in rows
+                    if r["mode"] == mode and r["design"] == design and r["span_delay"] == delay
+                ),
+                None,
+            )
+            if row is None:
+                continue
+            df = _frame(
+                runs,
+                row,
+                {
+                    f"S0 add, {delay} spans": "rpr.S0.add_bps",
+                    f"S4 advertised, {delay} spans": f"rpr.S{SENDERS - 1}.fair_rate_bps",
+                },
+                1e-6,
+            )
+            frames.append(df.set_index("t"))
+        if not frames:
+            continue
+        df = pd.concat(frames, axis=1).reset_index()
+        part = df[(df["t"] > plan.warmup_s) & (df["t"] <= plan.warmup_s + 0.1)]
+        label = design_label(mode, design)
+        fig = plots.timeseries(
+            part,
+            "t",
+            [c for c in part.columns if c != "t"],
+            y_label="rate",
+            y_unit="Mb/s",
+            title=f"head below its share ({label}): station 0 and the head's advertised rate",
+        )
+        path = plots.save(fig, out_dir / "figures" / f"unbalanced_{mode}_{design}.png")
+        output.figures.append(
+            (f"unbalanced: station 0's 1-ms add rate and the advertised rate ({label})", path)
+        )
 
 
 # ============================================================================
@@ -416,8 +531,15 @@ def reproduce(
     rates: Sequence[float] = plan.udp_rates_mbps
     if selected == {"series"}:
         rates = (plan.series_rate_mbps,)
-    runs = run_all(designs, rates, plan, target, progress)
     output = StudyOutput()
+    if "unbalanced" in selected:
+        rows = run_unbalanced(plan, target, progress)
+        runs_u = Runs(rows=rows, out_dir=target)
+        output.tables.append(table_unbalanced(runs_u, rows, plan))
+        figure_unbalanced(runs_u, rows, plan, target, output)
+        if selected == {"unbalanced"}:
+            return output
+    runs = run_all(designs, rates, plan, target, progress)
     if "long_term" in selected:
         output.tables.extend(table_long_term(runs, plan))
     if "compare" in selected:

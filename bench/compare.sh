@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side run of the reference scenario in qossim, ns-3 and the
-# hand-written baseline. Each program runs --reps times; the run with the
-# smallest wall time is kept. Prints one line per program, then speedups
-# computed from pkts_per_wall_s.
+# hand-written baseline, then of the TCP scenario in qossim and ns-3. Each
+# program runs --reps times; the run with the smallest wall time is kept.
+# Prints one line per program, then speedups computed from pkts_per_wall_s.
 #
 # Usage: bash bench/compare.sh [--flows N] [--sim SECONDS] [--reps K] [--seed S]
 #
@@ -137,3 +137,34 @@ ratio() {
 }
 ratio qossim/ns3 "$qossim_line" "$ns3_line" 1
 ratio qossim/baseline "$qossim_line" "$baseline_line" 2
+
+# --- the TCP scenario -------------------------------------------------------
+# 50 TCP bulk transfers over a 10 Mb/s RED bottleneck, RTTs 50-150 ms, 100 s simulated
+# (bench/qossim-bench/src/tcp.rs, bench/ns3/tcp.cc); lines also give per-connection
+# goodput, so the speed is compared between models that deliver alike.
+tcp_args=(--flows 50 --sim 100)
+if [ -n "$seed" ]; then tcp_args+=(--seed "$seed"); fi
+tcp_qossim=""
+if ! nice cargo build --release -q -j 2 -p qossim-bench --bin tcp >"$tmp/build.log" 2>&1; then
+    echo "qossim-tcp: not available ($(first_error "$tmp/build.log"))"
+elif r="$(best_of qossim-tcp cargo run --release -q -p qossim-bench --bin tcp -- "${tcp_args[@]}")"; then
+    tcp_qossim="$r"
+    echo "qossim-tcp: $tcp_qossim"
+else
+    echo "qossim-tcp: not available ($r)"
+fi
+tcp_ns3=""
+ns3_tcp_bin="$root/bench/ns3/build/tcp"
+if [ ! -x "$ns3_tcp_bin" ] || [ "$root/bench/ns3/tcp.cc" -nt "$ns3_tcp_bin" ]; then
+    echo "compare.sh: building the ns-3 programs (bench/ns3/build.sh)" >&2
+    bash "$root/bench/ns3/build.sh" >"$tmp/ns3build.log" 2>&1 || true
+fi
+if [ ! -x "$ns3_tcp_bin" ]; then
+    echo "ns3-tcp: not available (build failed: $(first_error "$tmp/ns3build.log"))"
+elif r="$(best_of ns3-tcp "$ns3_tcp_bin" "${tcp_args[@]}")"; then
+    tcp_ns3="$r"
+    echo "ns3-tcp: $tcp_ns3"
+else
+    echo "ns3-tcp: not available ($r)"
+fi
+ratio tcp:qossim/ns3 "$tcp_qossim" "$tcp_ns3" 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the ns-3 reference scenario into bench/ns3/build/reference.
+# Build the ns-3 benchmark programs into bench/ns3/build/ (reference and tcp).
 # Installs Debian's libns3-dev (ns-3.37 on bookworm) first if it is missing.
 set -euo pipefail
 
@@ -60,7 +60,10 @@ if [ -z "$libs" ]; then
 fi
 
 mkdir -p "$out_dir"
-# shellcheck disable=SC2086
-nice -n 10 "$cxx" -std=c++17 -O2 -DNDEBUG -o "$out.tmp" "$src" $libs
-mv "$out.tmp" "$out"
-echo "build.sh: built $out" >&2
+# The reference program, then the TCP one (bench/ns3/tcp.cc -> build/tcp).
+for prog in reference tcp; do
+    # shellcheck disable=SC2086
+    nice -n 10 "$cxx" -std=c++17 -O2 -DNDEBUG -o "$out_dir/$prog.tmp" "$here/$prog.cc" $libs
+    mv "$out_dir/$prog.tmp" "$out_dir/$prog"
+    echo "build.sh: built $out_dir/$prog" >&2
+done

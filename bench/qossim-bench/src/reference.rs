@@ -2,22 +2,13 @@
 //! 10 Gb/s access link and a 155.52 Mb/s bottleneck (1 ms each) to a sink, FIFO queues.
 //! Prints one line: `flows=N sim=Ts delivered_pkts=D wall=Ws pkts_per_wall_s=R`.
 
+mod args;
+use args::arg;
+
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{millis, secs};
 use qossim::traffic::{PacketTemplate, Sink, Source, SourceModel};
 use qossim::World;
-
-fn arg(name: &str, default: f64) -> f64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
-        })
-        .unwrap_or(default)
-}
 
 fn main() {
     let flows = arg("--flows", 1000.0) as usize;

@@ -9,27 +9,26 @@
 //! segments delivered in order to the receivers and the goodputs are per connection over
 //! the whole run. The wall time covers building and running.
 
+mod args;
+use args::arg;
+
 use qossim::scenario;
 use std::fmt::Write;
 use std::path::Path;
 
-fn arg(name: &str, default: f64) -> f64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
-        })
-        .unwrap_or(default)
-}
-
 /// The scenario text for `n` connections and `sim` seconds.
 fn scenario_text(n: usize, sim: f64, seed: u64) -> String {
     let mut t = String::new();
-    writeln!(t, "[run]\nduration = \"{sim}s\"\nwarmup = \"0s\"\nseed = {seed}\n").unwrap();
-    writeln!(t, "[topology]\nkind = \"dumbbell\"\nhosts = {n}\naccess_rate = \"100Mbps\"").unwrap();
+    writeln!(
+        t,
+        "[run]\nduration = \"{sim}s\"\nwarmup = \"0s\"\nseed = {seed}\n"
+    )
+    .unwrap();
+    writeln!(
+        t,
+        "[topology]\nkind = \"dumbbell\"\nhosts = {n}\naccess_rate = \"100Mbps\""
+    )
+    .unwrap();
     let delays: Vec<String> = (0..n)
         .map(|i| {
             let rtt_ms = 50.0 + 100.0 * i as f64 / (n.max(2) - 1) as f64;
@@ -37,7 +36,11 @@ fn scenario_text(n: usize, sim: f64, seed: u64) -> String {
         })
         .collect();
     writeln!(t, "access_delays = [{}]", delays.join(", ")).unwrap();
-    writeln!(t, "bottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"5ms\"\n").unwrap();
+    writeln!(
+        t,
+        "bottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"5ms\"\n"
+    )
+    .unwrap();
     writeln!(
         t,
         "[links.\"r0-r1\"]\nqueue = {{ kind = \"red\", min_th = 5, max_th = 15, max_p = 0.1, \

@@ -5,6 +5,8 @@
 //! SECONDS have passed; prints the running totals after every batch and each input that
 //! broke a property (with its seed and number, so it can be replayed).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 #[path = "../tests/fuzz/mod.rs"]
 mod fuzz;
 

@@ -1,6 +1,7 @@
 //! A CI-sized fuzzing run of the scenario reader, builder and engine (see `fuzz/mod.rs`;
 //! `cargo run --release --example fuzz -- SECONDS` runs a long one).
 
+mod common;
 mod fuzz;
 
 #[test]

@@ -4,35 +4,12 @@
 mod common;
 
 use qossim::scenario::{self, RunOptions};
-use std::path::{Path, PathBuf};
-
-fn shipped() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut stack = vec![root.join("scenarios"), root.join("studies")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "toml") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                if !text.lines().any(|l| l.trim() == "[campaign]") {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 #[test]
 fn every_shipped_scenario_keeps_its_books() {
-    let files = shipped();
+    let files = common::shipped_scenarios();
     assert!(files.len() >= 20);
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
+    for (path, text) in files {
         let sc = qossim::parse(
             &text,
             &path.display().to_string(),

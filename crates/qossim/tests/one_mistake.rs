@@ -2,29 +2,10 @@
 //! replaced by a value of the wrong type, is either still valid or reported with exactly
 //! one error on the line of the mistake.
 
-use qossim::scenario::Diagnostic;
-use std::path::{Path, PathBuf};
+mod common;
 
-fn scenario_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut stack = vec![root.join("scenarios"), root.join("studies")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "toml") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                if !text.lines().any(|l| l.trim() == "[campaign]") {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use qossim::scenario::Diagnostic;
+use std::path::Path;
 
 /// A value of another type than `value`'s, or None when the line is not `key = scalar`.
 fn wrong(value: &str) -> Option<&'static str> {
@@ -61,8 +42,7 @@ fn check(path: &Path, text: &str, line: usize, diags: &[Diagnostic]) -> Result<(
 fn each_wrong_value_is_one_diagnostic_on_its_line() {
     let mut cases = 0;
     let mut failures = Vec::new();
-    for path in scenario_files() {
-        let text = std::fs::read_to_string(&path).unwrap();
+    for (path, text) in common::shipped_scenarios() {
         let base = path.parent().unwrap();
         assert!(
             qossim::parse(&text, "s.toml", base, &[]).is_ok(),

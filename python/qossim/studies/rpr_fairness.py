@@ -313,6 +313,16 @@ def table_compare(runs: Runs, plan: Plan) -> Table:
     return t
 
 
+def _unbalanced_row(
+    rows: Sequence[Mapping[str, Any]], mode: str, design: str, delay: str
+) -> Mapping[str, Any] | None:
+    """Return the ``unbalanced`` run of one configuration and span delay, if any."""
+    for r in rows:
+        if r["mode"] == mode and r["design"] == design and r["span_delay"] == delay:
+            return r
+    return None
+
+
 def table_unbalanced(runs: Runs, rows: Sequence[Mapping[str, Any]], plan: Plan) -> Table:
     """Tabulate the head below its share: shares, span use, oscillation, RTTs."""
     ideal = (LINE_BPS / 1e6 - UNBALANCED_UDP_MBPS) / (SENDERS - 1)
@@ -324,14 +334,7 @@ def table_unbalanced(runs: Runs, rows: Sequence[Mapping[str, Any]], plan: Plan) 
     )
     for mode, design in DESIGNS:
         for delay in UNBALANCED_DELAYS:
-            row = next(
-                (
-                    r
-                    for r in rows
-                    if r["mode"] == mode and r["design"] == design and r["span_delay"] == delay
-                ),
-                None,
-            )
+            row = _unbalanced_row(rows, mode, design, delay)
             if row is None:
                 continue
             label = f"{design_label(mode, design)} {delay}"
@@ -365,14 +368,7 @@ def figure_unbalanced(
     for mode, design in DESIGNS:
         frames = []
         for delay in UNBALANCED_DELAYS:
-            row = next(
-                (
-                    r
-                    for r in rows
-                    if r["mode"] == mode and r["design"] == design and r["span_delay"] == delay
-                ),
-                None,
-            )
+            row = _unbalanced_row(rows, mode, design, delay)
             if row is None:
                 continue
             df = _frame(

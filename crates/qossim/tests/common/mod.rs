@@ -23,3 +23,26 @@ pub fn num(out: &RunOutput, key: &str) -> f64 {
         .and_then(|v| v.as_f64())
         .unwrap_or_else(|| panic!("no numeric summary key {key}"))
 }
+
+/// Every shipped scenario file under `scenarios/` and `studies/` (campaign files left
+/// out), sorted, with its text.
+pub fn shipped_scenarios() -> Vec<(std::path::PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("scenarios"), root.join("studies")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                if !text.lines().any(|l| l.trim() == "[campaign]") {
+                    out.push((p, text));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -11,7 +11,7 @@
 
 use qossim::scenario::{self, RunOptions};
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Events a valid input may run.
 pub const EVENTS: u64 = 20_000;
@@ -106,28 +106,6 @@ const KEYS: &[&str] = &[
     "warmup", "seed", "queue", "interval", "size", "on", "off", "hosts", "min_th", "max_th",
     "max_p", "target", "stations", "nodes", "link", "traffic",
 ];
-
-/// The shipped scenario files (campaign files excluded), with their text.
-pub fn corpus() -> Vec<(PathBuf, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut stack = vec![root.join("scenarios"), root.join("studies")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "toml") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                if !text.lines().any(|l| l.trim() == "[campaign]") {
-                    out.push((p, text));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, String)>) {
     if lines.is_empty() {
@@ -261,7 +239,7 @@ pub struct Tally {
 
 /// Fuzzes `inputs` inputs from `seed`, or until `stop` says so.
 pub fn fuzz(seed: u64, inputs: u64, mut stop: impl FnMut(u64) -> bool) -> Tally {
-    let files = corpus();
+    let files = crate::common::shipped_scenarios();
     let mut g = Gen::new(seed);
     let mut t = Tally::default();
     let prev = std::panic::take_hook();

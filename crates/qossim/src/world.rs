@@ -766,8 +766,8 @@ impl World {
         true
     }
 
-    /// Checks the run's bookkeeping: at every link each packet offered was sent, dropped
-    /// or is still queued; no link sent more bits than its rate allows in the time
+    /// Checks the run's bookkeeping: at every link each packet (and byte) offered was
+    /// sent, dropped or is still queued; no link sent more bits than its rate allows in the time
     /// elapsed (plus one packet of at most 64 KiB in progress); no flow had more packets
     /// or bytes delivered than it sent. Returns one line per violation, naming the link
     /// or flow.
@@ -782,6 +782,13 @@ impl World {
                 out.push(format!(
                     "link {}: {} packets offered but {} sent + {} dropped + {} queued",
                     l.name, st.arrivals, st.tx_pkts, st.drops.pkts, queued
+                ));
+            }
+            let queued_bytes = l.queue_bytes();
+            if st.arrival_bytes != st.tx_bytes + st.drops.bytes + queued_bytes {
+                out.push(format!(
+                    "link {}: {} bytes offered but {} sent + {} dropped + {} queued",
+                    l.name, st.arrival_bytes, st.tx_bytes, st.drops.bytes, queued_bytes
                 ));
             }
             let allowed =

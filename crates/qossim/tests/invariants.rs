@@ -65,8 +65,9 @@ fn a_broken_count_is_named() {
     w.flows.recs[3].rx_pkts = w.flows.recs[3].sent_pkts + 1;
     w.net.links[0].stats.tx_bytes += 10_000_000;
     let broken = w.check_invariants();
-    assert_eq!(broken.len(), 3, "{broken:#?}");
-    assert!(broken[0].starts_with("link n0-n1: ") && broken[0].contains("more than its rate"));
-    assert!(broken[1].starts_with("link n1-n2: ") && broken[1].contains("packets offered"));
-    assert!(broken[2].starts_with("flow 3: "));
+    assert_eq!(broken.len(), 4, "{broken:#?}");
+    assert!(broken[0].starts_with("link n0-n1: ") && broken[0].contains("bytes offered"));
+    assert!(broken[1].starts_with("link n0-n1: ") && broken[1].contains("more than its rate"));
+    assert!(broken[2].starts_with("link n1-n2: ") && broken[2].contains("packets offered"));
+    assert!(broken[3].starts_with("flow 3: "));
 }

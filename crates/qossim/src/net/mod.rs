@@ -57,6 +57,8 @@ pub trait PortHook {
 pub struct LinkStats {
     /// Packets offered to the port.
     pub arrivals: u64,
+    /// Bytes offered to the port.
+    pub arrival_bytes: u64,
     /// Packets that started transmission.
     pub tx_pkts: u64,
     /// Bytes that started transmission.
@@ -657,6 +659,7 @@ impl Network {
             offered(tr, now, &pkt, link, l.from);
         }
         l.stats.arrivals += 1;
+        l.stats.arrival_bytes += pkt.size as u64;
         if l.fast.is_some() {
             l.settle(now);
         }

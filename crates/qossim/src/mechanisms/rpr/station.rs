@@ -106,24 +106,31 @@ impl Default for RprConfig {
 
 /// A fairness message: the advertised fair rate (bytes per aging interval, infinite for
 /// "full rate") and the station at the head of the congestion domain. The message's
-/// `created` time is the head's stamp, kept when the message is forwarded.
+/// `created` time is a stamp of station `origin`, passed on from station to station
+/// upstream until it is back at its origin: one measured fairness round trip.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FairnessMessage {
     /// Fair rate, bytes per aging interval; `f64::INFINITY` is "full rate".
     pub rate: f64,
     /// Station index of the head, or [`NONE`].
     pub head: u32,
+    /// Station index whose stamp the message carries, or [`NONE`].
+    pub origin: u32,
 }
 
 impl HeaderFields for FairnessMessage {
     const TAG: u8 = 30;
     fn to_words(&self) -> [u64; 2] {
-        [self.rate.to_bits(), self.head as u64]
+        [
+            self.rate.to_bits(),
+            self.head as u64 | (self.origin as u64) << 32,
+        ]
     }
     fn from_words(w: [u64; 2]) -> Self {
         FairnessMessage {
             rate: f64::from_bits(w[0]),
             head: w[1] as u32,
+            origin: (w[1] >> 32) as u32,
         }
     }
 }
@@ -265,6 +272,7 @@ impl RprStation {
             received: FairnessMessage {
                 rate: f64::INFINITY,
                 head: NONE,
+                origin: NONE,
             },
             received_stamp: 0,
             rates,
@@ -509,18 +517,30 @@ impl RprStation {
         } else {
             self.received.rate
         };
-        let (rate, head, stamp) = if local.is_finite() && local < recv {
-            (local, self.idx, now)
+        let (rate, head) = if local.is_finite() && local < recv {
+            (local, self.idx)
         } else if recv.is_finite() && self.rates.lp_fw_rate > recv {
             // Upstream stations send more than the fair rate through this station: they
             // belong to the congestion domain, so the rate travels on. Otherwise the
             // domain ends here and upstream stations hear "full rate".
-            (recv, self.received.head, self.received_stamp)
+            (recv, self.received.head)
         } else {
-            (f64::INFINITY, NONE, now)
+            (f64::INFINITY, NONE)
+        };
+        // The stamp: a head stamps its own messages; every other station passes on the
+        // stamp it last received, so a head's stamp goes round the whole ring, whatever
+        // the extent of the domain, and comes back after one fairness round trip. A
+        // station whose own stamp came back (or that has none to pass on) stamps anew.
+        let (origin, stamp) = if head == self.idx
+            || self.received.origin == self.idx
+            || self.received.origin == NONE
+        {
+            (self.idx, now)
+        } else {
+            (self.received.origin, self.received_stamp)
         };
         self.advertised = rate;
-        let msg = FairnessMessage { rate, head };
+        let msg = FairnessMessage { rate, head, origin };
         let mut pkt = Packet {
             size: self.cfg.fairness_size,
             src: self.node,
@@ -642,8 +662,8 @@ impl Agent for RprStation {
             return;
         };
         let now = ctx.now();
-        if msg.head == self.idx && msg.rate.is_finite() {
-            // Our own rate came back round the ring: one measured fairness round trip.
+        if msg.origin == self.idx {
+            // Our own stamp came back round the ring: one measured fairness round trip.
             self.frtt = now.saturating_sub(pkt.created).max(1);
         }
         self.received = msg;
@@ -713,10 +733,12 @@ mod tests {
             FairnessMessage {
                 rate: f64::INFINITY,
                 head: NONE,
+                origin: NONE,
             },
             FairnessMessage {
                 rate: 1554.75,
                 head: 4,
+                origin: 2,
             },
         ] {
             p.set_header(m);

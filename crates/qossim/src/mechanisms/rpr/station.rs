@@ -531,14 +531,13 @@ impl RprStation {
         // stamp it last received, so a head's stamp goes round the whole ring, whatever
         // the extent of the domain, and comes back after one fairness round trip. A
         // station whose own stamp came back (or that has none to pass on) stamps anew.
-        let (origin, stamp) = if head == self.idx
-            || self.received.origin == self.idx
-            || self.received.origin == NONE
-        {
-            (self.idx, now)
-        } else {
-            (self.received.origin, self.received_stamp)
-        };
+        let (origin, stamp) =
+            if head == self.idx || self.received.origin == self.idx || self.received.origin == NONE
+            {
+                (self.idx, now)
+            } else {
+                (self.received.origin, self.received_stamp)
+            };
         self.advertised = rate;
         let msg = FairnessMessage { rate, head, origin };
         let mut pkt = Packet {

@@ -17,6 +17,7 @@ struct Rec {
     size: u32,
     link: u32,
     node: u32,
+    marks: u16,
     event: u8,
     cause: u8,
 }
@@ -32,6 +33,7 @@ fn records(bytes: &[u8]) -> Vec<Rec> {
             size: u32::from_le_bytes(r[28..32].try_into().unwrap()),
             link: u32::from_le_bytes(r[32..36].try_into().unwrap()),
             node: u32::from_le_bytes(r[36..40].try_into().unwrap()),
+            marks: u16::from_le_bytes(r[48..50].try_into().unwrap()),
             event: r[50],
             cause: r[51],
         })
@@ -276,4 +278,54 @@ fn each_mistake_in_a_trace_entry_is_one_diagnostic() {
         let line = lines.iter().rposition(|l| l.starts_with(key)).unwrap() + 1;
         assert_eq!(d[0].line, line, "{entry}");
     }
+}
+
+/// A token-bucket marker on the bottleneck: the packets it marks IN are exactly the
+/// `mark` records, each carrying the IN bit; a node selection keeps the links touching
+/// the node and the deliveries there, nothing else.
+#[test]
+fn marks_and_node_selection() {
+    let marker = "[links.\"n1-n2\"]\nmeters = [{ kind = \"token_bucket\", rate = \"500kbps\", \
+                  depth = \"2KB\" }]\n";
+    let text = overloaded(
+        FIFO,
+        "[[trace]]\n\n[[trace]]\nname = \"at_n2\"\nnodes = [\"n2\"]\n",
+    )
+    .replace("[links.\"n1-n2\"]\n", marker);
+    let (out, recs) = run_traced(&text, "marks");
+    let marks: Vec<&Rec> = recs[0]
+        .iter()
+        .filter(|r| r.event == TraceEvent::Mark as u8)
+        .collect();
+    assert!(!marks.is_empty(), "the marker must mark some packets IN");
+    assert!(
+        marks.iter().all(|r| r.link == 2),
+        "marks happen at the metered port only"
+    );
+    let in_profile = qossim::packet::marks::IN_PROFILE;
+    assert!(
+        marks.iter().all(|r| r.marks & in_profile != 0),
+        "the new marks carry IN"
+    );
+    let enq = recs[0]
+        .iter()
+        .filter(|r| r.link == 2 && r.event == TraceEvent::Enqueue as u8)
+        .count();
+    assert!(
+        marks.len() < enq,
+        "500 kb/s of 1.28 Mb/s offered is marked, not all"
+    );
+    // Node n2: the links into and out of it (n1-n2 is 2, n2-n1 is 3) and deliveries.
+    assert!(recs[1]
+        .iter()
+        .all(|r| r.link == 2 || r.link == 3 || r.event == TraceEvent::Deliver as u8));
+    let delivered = recs[1]
+        .iter()
+        .filter(|r| r.event == TraceEvent::Deliver as u8)
+        .count();
+    assert_eq!(delivered as f64, num(&out, "group.voice.rx_pkts"));
+    assert!(
+        !recs[1].iter().any(|r| r.link == 0),
+        "n0-n1 does not touch n2"
+    );
 }

@@ -438,6 +438,8 @@ pub struct World {
     warmup: Time,
     trace: Option<u64>,
     link_tx_at_warmup: Vec<(u64, [u64; MARK_COUNTERS])>,
+    /// Per link: whether the summary reports it (empty: every link).
+    link_in_summary: Vec<bool>,
 }
 
 impl World {
@@ -456,6 +458,7 @@ impl World {
             warmup: 0,
             trace: None,
             link_tx_at_warmup: Vec::new(),
+            link_in_summary: Vec::new(),
         }
     }
 
@@ -478,6 +481,12 @@ impl World {
     /// The event-trace hash, if enabled.
     pub fn trace_hash(&self) -> Option<u64> {
         self.trace
+    }
+
+    /// Reports only the links whose flag is true in the summary (`link.NAME.*`); an empty
+    /// list (the default) reports every link.
+    pub fn set_link_summary(&mut self, report: Vec<bool>) {
+        self.link_in_summary = report;
     }
 
     /// Sets the warm-up: statistics before this time are discarded from the summary.
@@ -851,6 +860,9 @@ impl World {
         m.insert("events".into(), json!(self.sched.processed()));
         m.insert("unroutable_pkts".into(), json!(self.net.unroutable));
         for (i, l) in self.net.links.iter().enumerate() {
+            if !self.link_in_summary.is_empty() && !self.link_in_summary[i] {
+                continue;
+            }
             let base = self
                 .link_tx_at_warmup
                 .get(i)

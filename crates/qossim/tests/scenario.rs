@@ -281,3 +281,52 @@ holding = "exp:30s"
     };
     assert_eq!(groups(&a), groups(&b));
 }
+
+/// `run.link_metrics` selects the links the summary reports; a wrong name or value is
+/// one diagnostic on its line.
+#[test]
+fn link_metrics_select_the_links_reported() {
+    let text = |sel: &str| {
+        format!(
+            "[run]\nduration = \"1s\"\nlink_metrics = {sel}\n\n[topology]\nkind = \"chain\"\n\
+             length = 3\nrate = \"10Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]\nname = \"v\"\n\
+             from = \"n0\"\nto = \"n3\"\nmodel = \"CBR\"\nflows = 2\n"
+        )
+    };
+    let links = |sel: &str| {
+        let sc = qossim::parse(&text(sel), "s.toml", Path::new("."), &[]).unwrap();
+        let out = scenario::run(&sc, Some(1), &mut |_| true).unwrap();
+        let mut names: Vec<String> = out
+            .summary
+            .keys()
+            .filter_map(|k| {
+                k.strip_prefix("link.")
+                    .map(|r| r.split('.').next().unwrap().to_string())
+            })
+            .collect();
+        names.dedup();
+        (names, out.summary.get("group.v.rx_pkts").cloned())
+    };
+    let (all, rx_all) = links("\"all\"");
+    assert_eq!(all.len(), 6);
+    let (none, rx_none) = links("\"none\"");
+    assert!(none.is_empty());
+    let (some, _) = links("[\"n1-n2\", \"n2-n1\"]");
+    assert_eq!(some, vec!["n1-n2".to_string(), "n2-n1".to_string()]);
+    assert_eq!(rx_all, rx_none, "only the report changes, not the run");
+    for (sel, path, reason) in [
+        ("[\"n1-n9\"]", "run.link_metrics.0", "unknown link"),
+        (
+            "[\"n1-n2\", 3]",
+            "run.link_metrics.1",
+            "expected a link name",
+        ),
+        ("\"some\"", "run.link_metrics", "expected \"all\""),
+    ] {
+        let d = diags(&text(sel));
+        assert_eq!(d.len(), 1, "{sel}: {d:#?}");
+        assert_eq!(d[0].path, path);
+        assert_eq!(d[0].line, 3);
+        assert!(d[0].reason.contains(reason), "{}", d[0].reason);
+    }
+}

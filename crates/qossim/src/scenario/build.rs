@@ -2,7 +2,9 @@
 
 use super::topology::{LinkSpec, QueueSpec};
 use super::units::QueueLimit;
-use super::{BuiltCore, Connection, MechanismRun, MeterSpec, MetricKind, Scenario, TrafficModel};
+use super::{
+    BuiltCore, Connection, LinkMetrics, MechanismRun, MeterSpec, MetricKind, Scenario, TrafficModel,
+};
 use crate::meter::{FlowProfiler, Meter, Policer, TokenBucketProfiler, TswProfiler};
 use crate::metrics::{Probe, Series};
 use crate::net::{LinkId, NONE};
@@ -336,6 +338,17 @@ pub fn run_with(
     let t0 = std::time::Instant::now();
     let seed = seed.unwrap_or(sc.run.seed);
     let (mut w, mut runs) = build_world(sc, seed)?;
+    match &sc.run.link_metrics {
+        LinkMetrics::All => {}
+        LinkMetrics::None => w.set_link_summary(vec![false; w.net.links.len()]),
+        LinkMetrics::Only(links) => {
+            let mut report = vec![false; w.net.links.len()];
+            for &l in links {
+                report[l] = true;
+            }
+            w.set_link_summary(report);
+        }
+    }
     let tracer = if sc.traces.is_empty() {
         None
     } else {

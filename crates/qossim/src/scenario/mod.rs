@@ -39,6 +39,21 @@ pub struct RunSpec {
     pub warmup: Time,
     /// Seed used when none is given on the command line.
     pub seed: u64,
+    /// Which links the summary reports (`link.NAME.*`).
+    pub link_metrics: LinkMetrics,
+}
+
+/// Which links a run's summary reports: all of them (the default), none, or the named
+/// ones (for topologies whose per-link lines would dwarf everything else).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum LinkMetrics {
+    /// Every link.
+    #[default]
+    All,
+    /// No link.
+    None,
+    /// The links with these indices.
+    Only(Vec<usize>),
 }
 
 /// Flow-level arrivals of a traffic entry.
@@ -423,6 +438,14 @@ fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Op
         .filter_map(|m| read_metric(registry, cx, m, &topo, &traffic))
         .collect();
     let traces = trace::read(cx, root, &topo);
+    let mut run = run;
+    if let Some(RunSpec {
+        link_metrics: LinkMetrics::Only(links),
+        ..
+    }) = run.as_mut()
+    {
+        *links = read_link_metrics(cx, root, &topo);
+    }
     let core = Core {
         run: run.as_ref(),
         topology: &topo,
@@ -463,6 +486,30 @@ impl Scenario {
     }
 }
 
+/// The links named by `run.link_metrics` (a list), each checked against the topology.
+fn read_link_metrics(cx: &Cx, root: &Tbl, topo: &Topology) -> Vec<usize> {
+    let Some(t) = root.table(cx, "run") else {
+        return Vec::new();
+    };
+    let Some(items) = t.array(cx, "link_metrics") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (j, (v, line)) in items.into_iter().enumerate() {
+        let path = format!("run.link_metrics.{j}");
+        match v.as_str().map(|n| (n, topo.link(n))) {
+            Some((_, Some(i))) => out.push(i),
+            Some((n, None)) => cx.error(
+                line,
+                &path,
+                format!("unknown link {n:?}; links are: {}", topo.link_list()),
+            ),
+            None => cx.error(line, &path, "expected a link name"),
+        }
+    }
+    out
+}
+
 fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
     let Some(t) = root.table(cx, "run") else {
         cx.error(1, "run", "missing (required): give at least run.duration");
@@ -484,7 +531,25 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
     } else {
         Some(1)
     };
-    t.finish(cx, &["duration", "warmup", "seed"]);
+    let link_metrics = if t.has("link_metrics") {
+        match t.raw(cx, "link_metrics") {
+            Some((item, _)) if item.as_str() == Some("all") => Some(LinkMetrics::All),
+            Some((item, _)) if item.as_str() == Some("none") => Some(LinkMetrics::None),
+            // A list of names: checked against the topology once it is read.
+            Some((item, _)) if item.as_array().is_some() => Some(LinkMetrics::Only(Vec::new())),
+            _ => {
+                t.error(
+                    cx,
+                    "link_metrics",
+                    "expected \"all\", \"none\" or a list of link names",
+                );
+                None
+            }
+        }
+    } else {
+        Some(LinkMetrics::All)
+    };
+    t.finish(cx, &["duration", "warmup", "seed", "link_metrics"]);
     let (d, w) = (duration?, warmup?);
     if d == 0 {
         t.error(cx, "duration", "must be positive");
@@ -498,6 +563,7 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
         duration: d,
         warmup: w,
         seed: seed?,
+        link_metrics: link_metrics?,
     })
 }
 

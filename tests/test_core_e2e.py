@@ -291,3 +291,22 @@ def test_an_engine_panic_is_a_qossim_error_naming_the_scenario(monkeypatch, tmp_
     err = capsys.readouterr().err
     assert err.strip() == f"{REFERENCE}: internal engine error: deliberate test panic"
     assert not (tmp_path / "r").exists()
+
+
+def test_a_scenario_too_big_for_the_machine_is_refused_up_front(tmp_path):
+    """300 GiB of static flows: refused before building, with the estimate; exit 2."""
+    entries = "".join(
+        f'\n[[traffic]]\nname = "v{i}"\nfrom = "n0"\nto = "n2"\nmodel = "CBR"\nflows = 10000000\n'
+        for i in range(100)
+    )
+    scenario = tmp_path / "huge.toml"
+    scenario.write_text(
+        '[run]\nduration = "1s"\n\n[topology]\nkind = "chain"\nlength = 2\n'
+        'rate = "10Gbps"\ndelay = "1ms"\n' + entries
+    )
+    with pytest.raises(qossim.RunError, match="needs at least 279.4"):
+        qossim.run(scenario)
+    proc = cli("run", str(scenario), "--out", "r", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "this scenario needs at least" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "r").exists()

@@ -28,6 +28,7 @@ from qossim.errors import (
     EngineUnavailableError,
     QossimError,
     ResultError,
+    RunError,
     ScenarioError,
     StudyError,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "QossimError",
     "Result",
     "ResultError",
+    "RunError",
     "ScenarioError",
     "StudyError",
     "__version__",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from qossim.errors import EngineError, EngineUnavailableError, ScenarioError
+from qossim.errors import EngineError, EngineUnavailableError, RunError, ScenarioError
 
 FAKE_ENGINE_ENV = "QOSSIM_FAKE_ENGINE"
 
@@ -117,6 +117,8 @@ def run_raw(
         core_error = getattr(backend, "ScenarioError", None)
         if isinstance(core_error, type) and isinstance(exc, core_error):
             raise ScenarioError(str(exc)) from None
+        if not fake_engine_enabled():
+            raise RunError(str(exc)) from None
         raise
 
 

@@ -41,6 +41,10 @@ class EngineError(QossimError, RuntimeError):
     """The engine failed inside a run: an internal error, reported with the scenario's name."""
 
 
+class RunError(QossimError, ValueError):
+    """A valid scenario cannot run as given (too large for the memory, no route, ...)."""
+
+
 class CampaignError(QossimError, ValueError):
     """A campaign file or campaign definition is invalid."""
 

@@ -135,6 +135,7 @@ fn run(
         trace_dir,
         fingerprint_events,
         check_invariants,
+        memory_available: None,
     };
     let sc = parse(text, filename, &overrides).map_err(|d| {
         ScenarioError::new_err(

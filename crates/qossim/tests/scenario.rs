@@ -330,3 +330,28 @@ fn link_metrics_select_the_links_reported() {
         assert!(d[0].reason.contains(reason), "{}", d[0].reason);
     }
 }
+
+/// A scenario estimated to need more memory than is available is refused before it is
+/// built, with the estimate; one that fits runs.
+#[test]
+fn too_big_for_the_memory_is_refused_up_front() {
+    let text = "[run]\nduration = \"0.1s\"\n\n[topology]\nkind = \"chain\"\nlength = 2\n\
+                rate = \"10Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]\nname = \"v\"\nfrom = \"n0\"\n\
+                to = \"n2\"\nmodel = \"CBR\"\nflows = 10000\n";
+    let sc = qossim::parse(text, "big.toml", Path::new("."), &[]).unwrap();
+    let need = scenario::memory_estimate(&sc);
+    assert_eq!(
+        need,
+        4 * scenario::BYTES_PER_LINK + 10_000 * scenario::BYTES_PER_FLOW
+    );
+    let opts = |avail: u64| scenario::RunOptions {
+        memory_available: Some(avail),
+        ..Default::default()
+    };
+    let err = scenario::run_with(&sc, Some(1), &mut |_| true, &opts(need - 1)).unwrap_err();
+    assert!(
+        err.starts_with("big.toml: this scenario needs at least"),
+        "{err}"
+    );
+    assert!(scenario::run_with(&sc, Some(1), &mut |_| true, &opts(need)).is_ok());
+}

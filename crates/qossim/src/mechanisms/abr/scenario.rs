@@ -1,0 +1,852 @@
+//! The ABR family's part of the scenario language ([`AbrFamily`]): the `[abr]` section
+//! (ERICA, consolidation and source parameters) with its `[[abr.vc]]` connections, the
+//! builder that puts a switch on every node that is not an end system and the
+//! connections' trees through them, and the post-run `abr.*` summary.
+
+use super::erica::EricaParams;
+use super::source::{AbrDestination, AbrSource, Hop, SourceKind, SourceParams};
+use super::switch::{AbrSwitch, Consolidation, VcAtSwitch};
+use crate::packet::{AgentId, LinkId, NONE};
+use crate::queue::Priority;
+use crate::scenario::walk::{Cx, Tbl};
+use crate::scenario::{BuiltCore, Core, Family, Mechanism, MechanismRun, Scenario};
+use crate::time::{millis, to_secs, Time};
+use crate::world::World;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// The ABR family of the scenario language.
+pub struct AbrFamily;
+
+/// The registered instance.
+pub static ABR: AbrFamily = AbrFamily;
+
+/// One virtual connection of a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VcSpec {
+    /// Name (series `abr.acr.NAME`, summary `abr.vc.NAME.*`).
+    pub name: String,
+    /// Source node index.
+    pub source: usize,
+    /// Destination node indices (one: unicast; more: point-to-multipoint).
+    pub destinations: Vec<usize>,
+    /// What the source sends.
+    pub kind: SourceKind,
+    /// When it starts sending.
+    pub start: Time,
+    /// When it stops (`Time::MAX`: never).
+    pub stop: Time,
+    /// Its TM 4.0 parameters.
+    pub params: SourceParams,
+}
+
+/// What a scenario asks of the ABR network.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbrSpec {
+    /// ERICA's parameters at every switch port.
+    pub erica: EricaParams,
+    /// How branch points consolidate feedback.
+    pub consolidation: Consolidation,
+    /// The connections.
+    pub vcs: Vec<VcSpec>,
+    /// Interval of the ACR, queue, utilization and cells-received series.
+    pub sample: Time,
+}
+
+const KEYS: &[&str] = &[
+    "network",
+    "target_utilization",
+    "averaging_cells",
+    "averaging_time",
+    "delta",
+    "consolidation",
+    "branch_timeout",
+    "icr",
+    "rif",
+    "rdf",
+    "pcr",
+    "mcr",
+    "nrm",
+    "trm",
+    "adtf",
+    "sample",
+    "vc",
+];
+
+const INFINITE_KEYS: &[&str] = &[
+    "name",
+    "source",
+    "destinations",
+    "type",
+    "start",
+    "stop",
+    "icr",
+    "rif",
+    "rdf",
+    "pcr",
+    "mcr",
+    "nrm",
+    "trm",
+    "adtf",
+];
+
+const BURSTY_KEYS: &[&str] = &[
+    "name",
+    "source",
+    "destinations",
+    "type",
+    "start",
+    "stop",
+    "icr",
+    "rif",
+    "rdf",
+    "pcr",
+    "mcr",
+    "nrm",
+    "trm",
+    "adtf",
+    "response",
+    "request_cells",
+];
+
+const VBR_KEYS: &[&str] = &[
+    "name",
+    "source",
+    "destinations",
+    "type",
+    "start",
+    "stop",
+    "rate",
+    "on",
+    "off",
+    "offset",
+];
+
+/// Reads a positive fraction `key` (0 < v ≤ 1) into `slot`.
+fn fraction(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
+    if !t.has(key) {
+        return true;
+    }
+    match t.num_in(cx, key, 0.0, 1.0) {
+        Some(v) if v > 0.0 => {
+            *slot = v;
+            true
+        }
+        Some(_) => {
+            t.error(cx, key, "must be above 0");
+            false
+        }
+        None => false,
+    }
+}
+
+fn time_key(cx: &Cx, t: &Tbl, key: &str, positive: bool, slot: &mut Time) -> bool {
+    if !t.has(key) {
+        return true;
+    }
+    match t.time(cx, key) {
+        Some(0) if positive => {
+            t.error(cx, key, "must be positive");
+            false
+        }
+        Some(v) => {
+            *slot = v;
+            true
+        }
+        None => false,
+    }
+}
+
+fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bool {
+    if !t.has(key) {
+        return true;
+    }
+    match t.rate(cx, key) {
+        Some(0) if !allow_zero => {
+            t.error(cx, key, "must be positive");
+            false
+        }
+        Some(v) => {
+            *slot = v as f64;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Reads the source parameters of `t` over `p` (the section's, or defaults).
+fn read_params(cx: &Cx, t: &Tbl, p: &mut SourceParams) -> bool {
+    let mut ok = rate_key(cx, t, "icr", false, &mut p.icr);
+    ok &= fraction(cx, t, "rif", &mut p.rif);
+    ok &= fraction(cx, t, "rdf", &mut p.rdf);
+    ok &= rate_key(cx, t, "pcr", false, &mut p.pcr);
+    ok &= rate_key(cx, t, "mcr", true, &mut p.mcr);
+    ok &= time_key(cx, t, "trm", true, &mut p.trm);
+    ok &= time_key(cx, t, "adtf", true, &mut p.adtf);
+    if t.has("nrm") {
+        match t.uint(cx, "nrm") {
+            Some(n) if (2..=256).contains(&n) => p.nrm = n as u32,
+            Some(n) => {
+                t.error(cx, "nrm", format!("must be between 2 and 256, got {n}"));
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    ok
+}
+
+fn node_of(
+    cx: &Cx,
+    t: &Tbl,
+    key: &str,
+    name: &str,
+    core: &Core,
+    line: Option<usize>,
+) -> Option<usize> {
+    let i = core.topology.node(name);
+    if i.is_none() {
+        let msg = format!(
+            "unknown node {name:?}; nodes are: {}",
+            core.topology.nodes.join(", ")
+        );
+        match line {
+            Some(l) => cx.error(l, &t.key_path(key), msg),
+            None => t.error(cx, key, msg),
+        }
+    }
+    i
+}
+
+fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec> {
+    let name = t.req_str(cx, "name");
+    let source = t
+        .req_str(cx, "source")
+        .and_then(|n| node_of(cx, t, "source", &n, core, None));
+    let mut destinations = Vec::new();
+    let mut ok = true;
+    match t.array(cx, "destinations") {
+        Some(items) if items.is_empty() => {
+            t.error(cx, "destinations", "give at least one destination node");
+            ok = false;
+        }
+        Some(items) => {
+            for (v, line) in items {
+                match v.as_str() {
+                    Some(n) => match node_of(cx, t, "destinations", n, core, Some(line)) {
+                        Some(i) if destinations.contains(&i) => {
+                            cx.error(
+                                line,
+                                &t.key_path("destinations"),
+                                format!("{n:?} is listed twice"),
+                            );
+                            ok = false;
+                        }
+                        Some(i) => destinations.push(i),
+                        None => ok = false,
+                    },
+                    None => {
+                        cx.error(
+                            line,
+                            &t.key_path("destinations"),
+                            "expected node names (strings)",
+                        );
+                        ok = false;
+                    }
+                }
+            }
+        }
+        None => {
+            if !t.has("destinations") {
+                t.error(cx, "destinations", "missing (the destination nodes)");
+            }
+            ok = false;
+        }
+    }
+    let ty = if t.has("type") {
+        t.str(cx, "type")
+    } else {
+        Some("infinite".to_string())
+    };
+    let mut params = *base;
+    if ty.as_deref() != Some("vbr") {
+        ok &= read_params(cx, t, &mut params);
+    }
+    let mut start = 0;
+    let mut stop = Time::MAX;
+    ok &= time_key(cx, t, "start", false, &mut start);
+    ok &= time_key(cx, t, "stop", true, &mut stop);
+    if ok && stop <= start {
+        t.error(cx, "stop", "must come after start");
+        ok = false;
+    }
+    let kind = match ty.as_deref() {
+        Some("infinite") => {
+            t.finish(cx, INFINITE_KEYS);
+            Some(SourceKind::Infinite)
+        }
+        Some("bursty") => {
+            let mut response = 6144u64;
+            if t.has("response") {
+                match t.size(cx, "response") {
+                    Some(v) if (1..=1 << 30).contains(&v) => response = v,
+                    Some(v) => {
+                        t.error(
+                            cx,
+                            "response",
+                            format!("must be between 1 byte and 1 GiB, got {v}"),
+                        );
+                        ok = false;
+                    }
+                    None => ok = false,
+                }
+            }
+            let mut req = 16u64;
+            if t.has("request_cells") {
+                match t.uint(cx, "request_cells") {
+                    Some(v) if (1..=1000).contains(&v) => req = v,
+                    Some(v) => {
+                        t.error(
+                            cx,
+                            "request_cells",
+                            format!("must be between 1 and 1000, got {v}"),
+                        );
+                        ok = false;
+                    }
+                    None => ok = false,
+                }
+            }
+            t.finish(cx, BURSTY_KEYS);
+            Some(SourceKind::Bursty {
+                response: response as u32,
+                request_cells: req as u32,
+            })
+        }
+        Some("vbr") => {
+            let mut rate = 124.416e6;
+            ok &= rate_key(cx, t, "rate", false, &mut rate);
+            let mut on = millis(3.0);
+            let mut off = millis(3.0);
+            let mut offset = 0;
+            ok &= time_key(cx, t, "on", true, &mut on);
+            ok &= time_key(cx, t, "off", false, &mut off);
+            ok &= time_key(cx, t, "offset", false, &mut offset);
+            t.finish(cx, VBR_KEYS);
+            Some(SourceKind::Vbr {
+                rate,
+                on,
+                off,
+                offset,
+            })
+        }
+        Some(o) => {
+            t.error(
+                cx,
+                "type",
+                format!("unknown source type {o:?}; expected \"infinite\", \"bursty\" or \"vbr\""),
+            );
+            for k in t.keys() {
+                t.has(&k);
+            }
+            None
+        }
+        None => None,
+    };
+    let kind = kind?;
+    if ok && matches!(kind, SourceKind::Vbr { .. }) && destinations.len() > 1 {
+        t.error(
+            cx,
+            "destinations",
+            "a VBR connection is unicast (one destination)",
+        );
+        ok = false;
+    }
+    if let (Some(s), true) = (source, ok) {
+        if destinations.contains(&s) {
+            t.error(
+                cx,
+                "destinations",
+                "a connection cannot end where it starts",
+            );
+            ok = false;
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Some(VcSpec {
+        name: name?,
+        source: source?,
+        destinations,
+        kind,
+        start,
+        stop,
+        params,
+    })
+}
+
+fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
+    let mut ok = true;
+    let mut erica = EricaParams::lan();
+    if t.has("network") {
+        match t.str(cx, "network").as_deref() {
+            Some("lan") => {}
+            Some("wan") => erica = EricaParams::wan(),
+            Some(o) => {
+                t.error(
+                    cx,
+                    "network",
+                    format!("unknown network {o:?}; expected \"lan\" or \"wan\""),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    ok &= fraction(cx, t, "target_utilization", &mut erica.target);
+    ok &= time_key(cx, t, "averaging_time", true, &mut erica.max_interval);
+    if t.has("averaging_cells") {
+        match t.uint(cx, "averaging_cells") {
+            Some(n) if (1..=1_000_000).contains(&n) => erica.cells = n as u32,
+            Some(n) => {
+                t.error(
+                    cx,
+                    "averaging_cells",
+                    format!("must be between 1 and 1000000, got {n}"),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    if t.has("delta") {
+        match t.num_in(cx, "delta", 0.0, 10.0) {
+            Some(d) => erica.delta = d,
+            None => ok = false,
+        }
+    }
+    let mut timeout = millis(10.0);
+    ok &= time_key(cx, t, "branch_timeout", true, &mut timeout);
+    let mut consolidation = Consolidation::Turnaround;
+    if t.has("consolidation") {
+        match t.str(cx, "consolidation").as_deref() {
+            Some("turnaround") => {}
+            Some("flag") => consolidation = Consolidation::Flag,
+            Some("all_branches") => consolidation = Consolidation::AllBranches { timeout },
+            Some("pass_through") => consolidation = Consolidation::PassThrough,
+            Some(o) => {
+                t.error(
+                    cx,
+                    "consolidation",
+                    format!("unknown variant {o:?}; expected \"turnaround\", \"flag\", \"all_branches\" or \"pass_through\""),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    // The default peak rate is the fastest link's.
+    let link_rate = core
+        .topology
+        .links
+        .iter()
+        .map(|l| l.rate)
+        .max()
+        .unwrap_or(155_520_000) as f64;
+    let mut params = SourceParams::defaults(link_rate);
+    ok &= read_params(cx, t, &mut params);
+    if ok && params.icr > params.pcr {
+        t.error(cx, "icr", "must not exceed pcr");
+        ok = false;
+    }
+    let mut sample = millis(0.1);
+    ok &= time_key(cx, t, "sample", true, &mut sample);
+    let mut vcs = Vec::new();
+    for v in t.tables(cx, "vc") {
+        match read_vc(cx, &v, core, &params) {
+            Some(s) => {
+                if vcs.iter().any(|o: &VcSpec| o.name == s.name) {
+                    v.error(cx, "name", format!("two connections named {:?}", s.name));
+                    ok = false;
+                } else {
+                    vcs.push(s);
+                }
+            }
+            None => ok = false,
+        }
+    }
+    if ok && vcs.is_empty() {
+        t.error(cx, "vc", "give at least one [[abr.vc]] connection");
+        ok = false;
+    }
+    if vcs.len() > u16::MAX as usize {
+        t.error(cx, "vc", "at most 65535 connections");
+        ok = false;
+    }
+    t.finish(cx, KEYS);
+    ok.then_some(AbrSpec {
+        erica,
+        consolidation,
+        vcs,
+        sample,
+    })
+}
+
+impl Family for AbrFamily {
+    fn name(&self) -> &'static str {
+        "abr"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &["abr"]
+    }
+    fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
+        if !root.has("abr") {
+            return Some(None);
+        }
+        let t = root.table(cx, "abr")?;
+        let spec = read_section(cx, &t, core)?;
+        Some(Some(Arc::new(spec)))
+    }
+}
+
+/// A connection's tree in a built network.
+struct Tree {
+    /// Per node: the tree link into it (NONE: not in the tree, or the source).
+    parent: Vec<LinkId>,
+    /// Per node: the tree links out of it.
+    children: Vec<Vec<LinkId>>,
+}
+
+fn tree(w: &mut World, vc: &VcSpec, names: &[String]) -> Result<Tree, String> {
+    let n = names.len();
+    let mut parent = vec![NONE; n];
+    let mut children: Vec<Vec<LinkId>> = vec![Vec::new(); n];
+    for &d in &vc.destinations {
+        let path = w.net.path(vc.source as u32, d as u32)?;
+        for l in path {
+            let (from, to) = {
+                let k = &w.net.links[l as usize];
+                (k.from as usize, k.to as usize)
+            };
+            if parent[to] != NONE && parent[to] != l {
+                return Err(format!(
+                    "connection {:?}: the paths to its destinations reach {} over two links; its routes must form a tree",
+                    vc.name, names[to]
+                ));
+            }
+            parent[to] = l;
+            if !children[from].contains(&l) {
+                children[from].push(l);
+            }
+        }
+    }
+    Ok(Tree { parent, children })
+}
+
+impl Mechanism for AbrSpec {
+    fn family(&self) -> &'static str {
+        "abr"
+    }
+    fn build(
+        &self,
+        sc: &Scenario,
+        w: &mut World,
+        _core: &BuiltCore,
+    ) -> Result<Box<dyn MechanismRun>, String> {
+        let names: Vec<String> = sc.topology.nodes.clone();
+        let n = names.len();
+        let warmup = sc.run.warmup;
+        // End systems: every source and destination node; every other node switches.
+        let mut host = vec![false; n];
+        for v in &self.vcs {
+            host[v.source] = true;
+            for &d in &v.destinations {
+                host[d] = true;
+            }
+        }
+        // Output-queued ports: VBR over ABR, unbounded.
+        for l in 0..w.net.links.len() {
+            w.net.links[l].qdisc = Box::new(Priority::new(2, usize::MAX, false, None));
+            w.net.refresh_fast_path(l as LinkId);
+        }
+        let trees: Vec<Tree> = self
+            .vcs
+            .iter()
+            .map(|v| tree(w, v, &names))
+            .collect::<Result<_, _>>()?;
+        for (v, t) in self.vcs.iter().zip(&trees) {
+            for (node, kids) in t.children.iter().enumerate() {
+                if node != v.source && !kids.is_empty() && host[node] {
+                    return Err(format!(
+                        "connection {:?} passes through {}, an end system; end systems must be leaves of every tree",
+                        v.name, names[node]
+                    ));
+                }
+            }
+            if t.children[v.source].len() != 1 {
+                return Err(format!(
+                    "connection {:?}: its source {} must have one link into the network",
+                    v.name, names[v.source]
+                ));
+            }
+        }
+        // Switches.
+        let mut switch_of = vec![NONE; n];
+        for node in 0..n {
+            if host[node] {
+                continue;
+            }
+            let ports: Vec<(LinkId, f64, bool)> = w
+                .net
+                .links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.from as usize == node)
+                .map(|(i, l)| {
+                    // Utilization is followed on every port carrying forward cells.
+                    let trunk = trees.iter().any(|t| t.parent[l.to as usize] == i as LinkId);
+                    (i as LinkId, l.rate_bps as f64, trunk)
+                })
+                .collect();
+            let s = AbrSwitch::new(
+                &names[node],
+                node as u32,
+                &ports,
+                self.erica,
+                self.vcs.len(),
+                self.consolidation,
+                self.vcs.first().map(|v| v.params.pcr).unwrap_or(155.52e6),
+                self.sample,
+                warmup,
+            );
+            switch_of[node] = w.add_agent(&format!("abr.switch.{}", names[node]), Box::new(s));
+        }
+        // End systems, then the connections through the switches.
+        let mut sources = Vec::new();
+        let mut dests = Vec::new();
+        for (vi, (v, t)) in self.vcs.iter().zip(&trees).enumerate() {
+            let group = w.flows.add_group(&format!("abr.{}", v.name));
+            let flow = w.flows.open(group, 0);
+            // The agent handling this connection at each node.
+            let mut agent_at = switch_of.clone();
+            for a in agent_at
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| host[*i])
+                .map(|(_, a)| a)
+            {
+                *a = NONE;
+            }
+            let mut my_dests = Vec::new();
+            let bursty = match v.kind {
+                SourceKind::Bursty { request_cells, .. } => Some(request_cells),
+                _ => None,
+            };
+            for &d in &v.destinations {
+                let up_link = t.parent[d];
+                let parent = w.net.links[up_link as usize].from;
+                let back = w.net.link_between(d as u32, parent).ok_or_else(|| {
+                    format!(
+                        "connection {:?}: no link back from {} to {}",
+                        v.name, names[d], names[parent as usize]
+                    )
+                })?;
+                // The upstream agent is set below, once the source exists.
+                let dst = AbrDestination::new(
+                    &format!("{}.{}", v.name, names[d]),
+                    d as u32,
+                    Hop {
+                        link: back,
+                        agent: NONE,
+                    },
+                    bursty,
+                    self.sample,
+                    warmup,
+                );
+                let id = w.add_agent(&format!("abr.dest.{}.{}", v.name, names[d]), Box::new(dst));
+                agent_at[d] = id;
+                my_dests.push((d, id));
+            }
+            let first = t.children[v.source][0];
+            let src = AbrSource::new(
+                vi as u16,
+                &v.name,
+                v.kind,
+                v.params,
+                v.source as u32,
+                flow,
+                Hop {
+                    link: first,
+                    agent: agent_at[w.net.links[first as usize].to as usize],
+                },
+                v.start,
+                v.stop,
+                v.destinations.len() as u32,
+                self.sample,
+                warmup,
+            );
+            let sid = w.add_agent(&format!("abr.source.{}", v.name), Box::new(src));
+            agent_at[v.source] = sid;
+            for &(d, id) in &my_dests {
+                let parent = w.net.links[t.parent[d] as usize].from as usize;
+                let up = agent_at[parent];
+                let back = w
+                    .net
+                    .link_between(d as u32, parent as u32)
+                    .expect("checked");
+                let a = w.agents.get_mut::<AbrDestination>(id).expect("destination");
+                *a = AbrDestination::new(
+                    &format!("{}.{}", v.name, names[d]),
+                    d as u32,
+                    Hop {
+                        link: back,
+                        agent: up,
+                    },
+                    bursty,
+                    self.sample,
+                    warmup,
+                );
+            }
+            let vbr = matches!(v.kind, SourceKind::Vbr { .. });
+            for node in 0..n {
+                if host[node] || t.parent[node] == NONE {
+                    continue;
+                }
+                let parent = w.net.links[t.parent[node] as usize].from;
+                let back = w.net.link_between(node as u32, parent).ok_or_else(|| {
+                    format!(
+                        "connection {:?}: no link back from {} to {}",
+                        v.name, names[node], names[parent as usize]
+                    )
+                })?;
+                let up = Hop {
+                    link: back,
+                    agent: agent_at[parent as usize],
+                };
+                let kids: Vec<(LinkId, AgentId)> = t.children[node]
+                    .iter()
+                    .map(|&l| (l, agent_at[w.net.links[l as usize].to as usize]))
+                    .collect();
+                let s = w
+                    .agents
+                    .get_mut::<AbrSwitch>(switch_of[node])
+                    .expect("switch");
+                let branches = kids
+                    .iter()
+                    .map(|&(l, a)| (s.port_of(l).expect("port"), a))
+                    .collect();
+                s.set_vc(vi as u16, VcAtSwitch::new(up, branches, vbr, v.params.pcr));
+            }
+            sources.push(sid);
+            dests.push(
+                my_dests
+                    .iter()
+                    .map(|&(d, id)| (names[d].clone(), id))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let switches = switch_of.into_iter().filter(|&s| s != NONE).collect();
+        Ok(Box::new(AbrRun {
+            sources,
+            dests,
+            switches,
+        }))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The ABR network built into a world.
+struct AbrRun {
+    sources: Vec<AgentId>,
+    dests: Vec<Vec<(String, AgentId)>>,
+    switches: Vec<AgentId>,
+}
+
+impl MechanismRun for AbrRun {
+    fn finish(&mut self, sc: &Scenario, w: &mut World, m: &mut Map<String, Value>) {
+        let spec = sc
+            .mechanism::<AbrSpec>()
+            .expect("the ABR family's own specification");
+        let now = w.sched.now();
+        let measured = to_secs(now.saturating_sub(sc.run.warmup)).max(1e-12);
+        for (vi, v) in spec.vcs.iter().enumerate() {
+            let p = format!("abr.vc.{}.", v.name);
+            if let Some(s) = w.agents.get_mut::<AbrSource>(self.sources[vi]) {
+                m.insert(p.clone() + "acr_mean_mbps", json!(s.acr_mean(now) / 1e6));
+                m.insert(p.clone() + "acr_final_mbps", json!(s.acr / 1e6));
+                m.insert(p.clone() + "cells_sent", json!(s.cells_sent));
+                m.insert(p.clone() + "data_cells_sent", json!(s.data_sent));
+                if !matches!(v.kind, SourceKind::Vbr { .. }) {
+                    let e = s.er;
+                    m.insert(p.clone() + "brm_received", json!(e.n));
+                    if e.n > 0 {
+                        m.insert(p.clone() + "er_mean_mbps", json!(e.mean / 1e6));
+                        m.insert(p.clone() + "er_sd_mbps", json!(e.sd() / 1e6));
+                        m.insert(p.clone() + "er_min_mbps", json!(e.min / 1e6));
+                        m.insert(p.clone() + "er_max_mbps", json!(e.max / 1e6));
+                    }
+                }
+                if let SourceKind::Bursty { .. } = v.kind {
+                    m.insert(p.clone() + "bursts", json!(s.bursts));
+                }
+            }
+            for (node, id) in &self.dests[vi] {
+                if let Some(d) = w.agents.get_mut::<AbrDestination>(*id) {
+                    m.insert(format!("{p}dest.{node}.cells"), json!(d.cells));
+                    m.insert(
+                        format!("{p}dest.{node}.rate_mbps"),
+                        json!(d.cells_measured as f64 * 424.0 / measured / 1e6),
+                    );
+                }
+            }
+        }
+        let mut max_queue = 0usize;
+        let mut bottleneck: Option<(String, f64)> = None;
+        for &sid in &self.switches {
+            let Some(s) = w.agents.get_mut::<AbrSwitch>(sid) else {
+                continue;
+            };
+            let ports: Vec<(LinkId, usize, bool)> = s
+                .ports
+                .iter()
+                .map(|p| (p.link, p.max_queue, p.trunk))
+                .collect();
+            let counts = s.counts.clone();
+            let sw = s.name().to_string();
+            for (vi, c) in counts.iter().enumerate() {
+                if c.returned + c.absorbed > 0 {
+                    let p = format!("abr.branch.{sw}.{}.", spec.vcs[vi].name);
+                    m.insert(p.clone() + "returned", json!(c.returned));
+                    m.insert(p + "absorbed", json!(c.absorbed));
+                }
+            }
+            for (link, q, trunk) in ports {
+                let l = &w.net.links[link as usize];
+                let p = format!("abr.port.{}.", l.name);
+                m.insert(p.clone() + "max_queue_cells", json!(q));
+                max_queue = max_queue.max(q);
+                if trunk {
+                    let util = m
+                        .get(&format!("link.{}.utilization", l.name))
+                        .and_then(|v| v.as_f64())
+                        .unwrap_or_else(|| {
+                            l.stats.tx_bytes as f64 * 8.0
+                                / to_secs(now).max(1e-12)
+                                / l.rate_bps as f64
+                        });
+                    m.insert(p + "utilization", json!(util));
+                    if bottleneck.as_ref().is_none_or(|b| util > b.1) {
+                        bottleneck = Some((l.name.clone(), util));
+                    }
+                }
+            }
+        }
+        m.insert("abr.max_queue_cells".into(), json!(max_queue));
+        if let Some((name, u)) = bottleneck {
+            m.insert("abr.bottleneck".into(), json!(name));
+            m.insert("abr.bottleneck_utilization".into(), json!(u));
+        }
+    }
+}

@@ -774,8 +774,10 @@ impl MechanismRun for AbrRun {
         for (vi, v) in spec.vcs.iter().enumerate() {
             let p = format!("abr.vc.{}.", v.name);
             if let Some(s) = w.agents.get_mut::<AbrSource>(self.sources[vi]) {
-                m.insert(p.clone() + "acr_mean_mbps", json!(s.acr_mean(now) / 1e6));
-                m.insert(p.clone() + "acr_final_mbps", json!(s.acr / 1e6));
+                if !matches!(v.kind, SourceKind::Vbr { .. }) {
+                    m.insert(p.clone() + "acr_mean_mbps", json!(s.acr_mean(now) / 1e6));
+                    m.insert(p.clone() + "acr_final_mbps", json!(s.acr / 1e6));
+                }
                 m.insert(p.clone() + "cells_sent", json!(s.cells_sent));
                 m.insert(p.clone() + "data_cells_sent", json!(s.data_sent));
                 if !matches!(v.kind, SourceKind::Vbr { .. }) {
@@ -819,6 +821,7 @@ impl MechanismRun for AbrRun {
                 if c.returned + c.absorbed > 0 {
                     let p = format!("abr.branch.{sw}.{}.", spec.vcs[vi].name);
                     m.insert(p.clone() + "returned", json!(c.returned));
+                    m.insert(p.clone() + "returned_blind", json!(c.returned_blind));
                     m.insert(p + "absorbed", json!(c.absorbed));
                 }
             }

@@ -6,7 +6,6 @@ use crate::engine::EventId;
 use crate::packet::{AgentId, LinkId, NodeId, Packet};
 use crate::time::{to_secs, Time};
 use crate::world::{Agent, Ctx};
-use serde_json::Value;
 use std::any::Any;
 
 /// The TM 4.0 source parameters (rates in bits per second).
@@ -243,7 +242,7 @@ impl AbrSource {
             warmup,
             acr_series: usize::MAX,
             acr_area: 0.0,
-            acr_since: warmup,
+            acr_since: 0,
             stopped: false,
             cells_sent: 0,
             data_sent: 0,
@@ -263,30 +262,40 @@ impl AbrSource {
         }
     }
 
-    /// The mean ACR after the warm-up until `now`, bits/s.
+    /// The mean ACR while the source is on (from its start, or the warm-up if later,
+    /// until its stop or `now`), bits/s; the ACR at `now` if that span is empty.
     pub fn acr_mean(&self, now: Time) -> f64 {
-        let t = now.max(self.warmup);
-        let area = self.acr_area + self.live_acr() * to_secs(t - self.acr_since.min(t));
-        let span = to_secs(t.saturating_sub(self.warmup));
-        if span > 0.0 {
-            area / span
-        } else {
-            self.live_acr()
+        let from = self.warmup.max(self.start);
+        let to = now.min(self.stop);
+        if to <= from {
+            return self.acr;
         }
+        let mut area = self.acr_area;
+        let since = self.acr_since.max(from);
+        if !self.stopped && to > since {
+            area += self.acr * to_secs(to - since);
+        }
+        area / to_secs(to - from)
     }
 
     fn live_acr(&self) -> f64 {
-        if self.stopped || self.is_vbr() {
+        if self.stopped {
             0.0
         } else {
             self.acr
         }
     }
 
+    /// Changes the ACR at `now`, closing the segment of the old one in the mean.
     fn set_acr(&mut self, now: Time, acr: f64) {
-        if now > self.acr_since {
-            self.acr_area += self.live_acr() * to_secs(now - self.acr_since);
-            self.acr_since = now;
+        let from = self.warmup.max(self.start);
+        let t = now.min(self.stop);
+        if t > from {
+            let since = self.acr_since.max(from);
+            if t > since && !self.stopped {
+                self.acr_area += self.acr * to_secs(t - since);
+            }
+            self.acr_since = t;
         }
         self.acr = acr;
     }
@@ -407,8 +416,10 @@ impl AbrSource {
 
 impl Agent for AbrSource {
     fn start(&mut self, ctx: &mut Ctx) {
-        self.acr_series = ctx.rec.id(&format!("abr.acr.{}", self.name), "Mb/s");
-        ctx.timer_at(ctx.now().max(self.start), SAMPLE);
+        if !self.is_vbr() {
+            self.acr_series = ctx.rec.id(&format!("abr.acr.{}", self.name), "Mb/s");
+            ctx.timer(0, SAMPLE);
+        }
         if self.stop != Time::MAX {
             ctx.timer_at(self.stop, STOP);
         }
@@ -481,13 +492,6 @@ impl Agent for AbrSource {
             }
             _ => {}
         }
-    }
-
-    fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {
-        out.push((
-            "acr_mean_mbps".into(),
-            Value::from(self.acr_mean(now) / 1e6),
-        ));
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

@@ -101,6 +101,9 @@ pub struct BranchCounts {
     pub returned: u64,
     /// Branch BRMs absorbed.
     pub absorbed: u64,
+    /// BRMs returned although no branch BRM had arrived since the previous one (their ER
+    /// holds only the branch point's own ERICA rates: the source of consolidation noise).
+    pub returned_blind: u64,
 }
 
 const SAMPLE: u32 = u32::MAX - 1;
@@ -250,6 +253,9 @@ impl AbrSwitch {
         };
         if !send {
             return;
+        }
+        if !at.any_brm {
+            self.counts[v].returned_blind += 1;
         }
         let mut b = Cell::rm(CellKind::Brm, c.vc, at.mer, c.ccr);
         b.ci = at.ci;

@@ -49,7 +49,18 @@ VERSION = "0.0.0+fake"
 SLEEP_ENV = "QOSSIM_FAKE_SLEEP"
 LOG_ENV = "QOSSIM_FAKE_LOG"
 
-SECTIONS = ("fake", "links", "metric", "pcn", "rpr", "run", "topology", "trace", "traffic")
+SECTIONS = (
+    "abr",
+    "fake",
+    "links",
+    "metric",
+    "pcn",
+    "rpr",
+    "run",
+    "topology",
+    "trace",
+    "traffic",
+)
 _TIME_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ps|ns|us|ms|s)\s*$")
 _UNIT_S = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _RATE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*/\s*(s|min)\s*$")

@@ -84,12 +84,14 @@ fn parse(
     text: &str,
     filename: &str,
     overrides: &[(String, String)],
-) -> Result<scenario::Scenario, Vec<scenario::Diagnostic>> {
+) -> PyResult<Result<scenario::Scenario, Vec<scenario::Diagnostic>>> {
     let base = Path::new(filename)
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    qossim::parse(text, filename, base, overrides)
+    // Reading is guarded like a run: a panic is an internal error, never a bare panic.
+    guarded(filename, || qossim::parse(text, filename, base, overrides))
+        .map_err(EngineError::new_err)
 }
 
 /// The qossim version.
@@ -102,11 +104,11 @@ fn version() -> &'static str {
 /// formatted `FILE:LINE: key.path: reason`.
 #[pyfunction]
 #[pyo3(signature = (text, filename, overrides=Vec::new()))]
-fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> Vec<String> {
-    match parse(text, filename, &overrides) {
+fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> PyResult<Vec<String>> {
+    Ok(match parse(text, filename, &overrides)? {
         Ok(_) => Vec::new(),
         Err(d) => d.iter().map(|d| d.to_string()).collect(),
-    }
+    })
 }
 
 /// Runs a scenario. Returns a dict with `summary`, `series` (name -> {"t": [...],
@@ -137,7 +139,7 @@ fn run(
         check_invariants,
         memory_available: None,
     };
-    let sc = parse(text, filename, &overrides).map_err(|d| {
+    let sc = parse(text, filename, &overrides)?.map_err(|d| {
         ScenarioError::new_err(
             d.iter()
                 .map(|d| d.to_string())

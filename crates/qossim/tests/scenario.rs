@@ -355,3 +355,19 @@ fn too_big_for_the_memory_is_refused_up_front() {
     );
     assert!(scenario::run_with(&sc, Some(1), &mut |_| true, &opts(need)).is_ok());
 }
+
+#[test]
+fn a_graph_without_nodes_is_one_diagnostic() {
+    // Found by the scenario fuzzer: reading stopped without saying why.
+    let text = "[run]\nduration = \"1s\"\n[topology]\nkind = \"graph\"\n";
+    let d = match qossim::parse(text, "s.toml", std::path::Path::new("."), &[]) {
+        Ok(_) => panic!("accepted"),
+        Err(d) => d,
+    };
+    assert_eq!(d.len(), 1, "{d:?}");
+    let msg = d[0].to_string();
+    assert!(
+        msg.starts_with("s.toml:3: topology.nodes: missing"),
+        "{msg}"
+    );
+}

@@ -857,6 +857,14 @@ fn build_named(
             }
         }
         "graph" => {
+            if !t.has("nodes") {
+                t.error(
+                    cx,
+                    "nodes",
+                    "missing (required): the names of the graph's nodes",
+                );
+                return None;
+            }
             let arr = t.array(cx, "nodes")?;
             for (v, line) in arr {
                 match v.as_str() {

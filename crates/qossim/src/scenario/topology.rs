@@ -857,6 +857,11 @@ fn build_named(
             }
         }
         "graph" => {
+            // A default rate that failed to read was reported once; every link without
+            // its own rate would otherwise report it missing.
+            if t.has("rate") && rate.is_none() {
+                return None;
+            }
             if !t.has("nodes") {
                 t.error(
                     cx,

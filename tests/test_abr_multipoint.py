@@ -27,7 +27,10 @@ needs_engine = pytest.mark.skipif(
 
 def test_registered_with_its_experiments():
     assert "abr-multipoint" in studies.study_names()
-    assert abr.EXPERIMENTS == ["configurations", "consolidation", "icr_rif", "unicast"]
+    # One experiment per configuration (8's variants belong to 8).
+    assert abr.EXPERIMENTS[:3] == ["1", "2", "2b"]
+    assert "16" in abr.EXPERIMENTS and "8u3" not in abr.EXPERIMENTS
+    assert len(abr.EXPERIMENTS) == 19
 
 
 def test_every_configuration_is_there():
@@ -165,3 +168,17 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
         assert cells[("variants", "4", f"{var} max queue")] is not None
     assert len([r for r in records if r["table"] == "icr_rif"]) > 0
     assert (out / "index.html").exists()
+
+
+@needs_engine
+def test_only_one_configuration(tmp_path):
+    out = tmp_path / "abr8"
+    proc = _reproduce(tmp_path, "--only", "8", "--format", "json", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert {r["row"] for r in records if r["table"] == "summary"} == {"8"}
+    # 8 with its (ICR, RIF) settings and its unicast comparisons.
+    assert len({r["row"] for r in records if r["table"] == "icr_rif"}) == 4
+    assert len({r["row"] for r in records if r["table"] == "unicast"}) == 3
+    names = sorted(p.name for p in (out / "figures").iterdir())
+    assert "config_8.png" in names and "config_8u1.png" in names

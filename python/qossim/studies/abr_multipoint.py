@@ -9,21 +9,13 @@ switch replicates cells and *consolidates* the branches' feedback in one of four
 efficient and max-min fair in such trees, how noisy the consolidated feedback is, and
 how sources respond to distant bottlenecks.
 
-Experiments:
-
-``configurations``
-    All sixteen configurations (and 2b, 3b, 4b) with the turnaround variant: per
-    configuration one figure with the four plots over time (ACR of every source, ABR
-    queue at every switch port, utilization of every forward link, cells received by
-    every destination) and the topology; one summary table.
-``consolidation``
-    Every configuration with a P2MP connection under the four consolidation variants:
-    the spread of the ER values returned to each P2MP source, queues and utilization.
-``icr_rif``
-    Configuration 8 with (ICR, RIF) in {12, 150 Mb/s} x {1/32, 1}.
-``unicast``
-    Configuration 8 against three unicast sources (one per destination) and against one
-    unicast source to the farthest destination.
+Experiments: one per configuration (``--only 8 15`` runs configurations 8 and 15).
+Each draws its figure (the four plots over time: ACR of every source, ABR queue at every
+switch port, utilization of every forward port, cells received by every destination; and
+the topology) and adds its row to the summary table. A configuration with a P2MP
+connection also runs under the four consolidation variants and adds its rows to the
+consolidation-noise tables; configuration 8 adds its (ICR, RIF) settings and its unicast
+comparisons.
 
 Every configuration is data (:data:`CONFIGS`): switches in a chain or fork, trunk
 lengths, hosts and connections. The scenario files under
@@ -35,7 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -498,26 +490,40 @@ def write_scenario_files(
 # ============================================================================
 
 
-def _points(
-    configs: Sequence[Config], variants: Sequence[str], plan: Plan
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    pts = []
-    for c in configs:
-        for v in variants:
-            sc = scenario(c, plan)
-            sc["abr"]["consolidation"] = v
-            pts.append(({"config": c.id, "variant": v}, sc))
-    return pts
+def points(config_id: str, plan: Plan) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Return the runs of one configuration's experiment as ``(params, scenario)`` pairs.
+
+    Every consolidation variant for a configuration with a P2MP connection, the
+    turnaround alone otherwise; configuration 8 adds its (ICR, RIF) settings and its
+    unicast comparisons.
+    """
+    c = config(config_id)
+    todo = [(c, v) for v in (VARIANTS if c.p2mp else VARIANTS[:1])]
+    if config_id == "8":
+        todo += [(k, VARIANTS[0]) for k in CONFIGS if k.id.startswith("8-icr")]
+        todo += [(config("8u3"), VARIANTS[0]), (config("8u1"), VARIANTS[0])]
+    out = []
+    for k, v in todo:
+        sc = scenario(k, plan)
+        sc["abr"]["consolidation"] = v
+        out.append(({"config": k.id, "variant": v}, sc))
+    return out
 
 
-def _run(
-    configs: Sequence[Config], variants: Sequence[str], c: Context, name: str
-) -> tuple[Runs, dict[tuple[str, str], dict[str, Any]]]:
-    runs = Runs.run(
-        _points(configs, variants, c.plan), (1,), c.out_dir, progress=c.progress, name=name
-    )
+@dataclass
+class Shared:
+    """The runs of every selected experiment, made in one batch."""
+
+    runs: Runs
+    rows: dict[tuple[str, str], dict[str, Any]]
+
+
+def prepare(plan: Plan, ids: list[str], out_dir: Path, progress: bool) -> Shared:
+    """Run (or reuse) the points of every selected configuration at once."""
+    pts = [p for cid in ids if cid in _ids(plan) for p in points(cid, plan)]
+    runs = Runs.run(pts, (1,), out_dir, progress=progress, name="abr-multipoint")
     rows = {(str(r["config"]), str(r["variant"])): r for r in runs.rows}
-    return runs, rows
+    return Shared(runs, rows)
 
 
 def _num(row: Mapping[str, Any], key: str) -> float | None:
@@ -671,107 +677,118 @@ def figure_config(
 # ============================================================================
 
 
-def _selected(plan: Plan) -> list[Config]:
-    return [c for c in CONFIGS if plan.configs is None or c.id in plan.configs]
+#: The experiments: one per configuration (the ICR/RIF and unicast variants of 8 are
+#: part of 8's).
+EXPERIMENT_IDS = tuple(c.id for c in CONFIGS if "-icr" not in c.id and not c.id.startswith("8u"))
 
 
-def exp_configurations(c: Context) -> None:
-    """configurations: every configuration with turnaround consolidation."""  # noqa: D401
-    configs = [k for k in _selected(c.plan) if "-icr" not in k.id]
-    runs, rows = _run(configs, VARIANTS[:1], c, "abr-configurations")
-    t = Table(
-        "summary", "every configuration (turnaround consolidation)", row_label="configuration"
-    )
-    for k in configs:
-        row = rows.get((k.id, VARIANTS[0]))
-        if row is None:
-            continue
-        summary_row(t, k, row, k.id)
-        figure_config(runs, k, row, c.out_dir, c.output)
+def _ids(plan: Plan) -> tuple[str, ...]:
+    return EXPERIMENT_IDS if plan.configs is None else plan.configs
+
+
+def _table(c: Context, table_id: str, title: str, row_label: str) -> Table:
+    """Return the output's table ``table_id``, adding it on first use."""
+    for t in c.output.tables:
+        if t.id == table_id:
+            return t
+    t = Table(table_id, title, row_label=row_label)
     c.output.tables.append(t)
+    return t
 
 
-def exp_consolidation(c: Context) -> None:
-    """consolidation: the four consolidation variants on every P2MP configuration."""
-    configs = [k for k in _selected(c.plan) if k.p2mp and "-icr" not in k.id]
-    _, rows = _run(configs, VARIANTS, c, "abr-consolidation")
-    noise = Table(
+def run_config(config_id: str, c: Context) -> None:
+    """Tabulate and draw one configuration from the prepared runs."""
+    if config_id not in _ids(c.plan):
+        return
+    shared: Shared = c.shared
+    k = config(config_id)
+    summary = _table(
+        c, "summary", "every configuration (turnaround consolidation)", "configuration"
+    )
+    row = shared.rows.get((k.id, VARIANTS[0]))
+    if row is None:
+        return
+    summary_row(summary, k, row, k.id)
+    figure_config(shared.runs, k, row, c.out_dir, c.output)
+    if k.p2mp:
+        consolidation_rows(c, k, shared)
+    if config_id == "8":
+        icr_rif_rows(c, shared)
+        unicast_rows(c, shared)
+
+
+def consolidation_rows(c: Context, k: Config, shared: Shared) -> None:
+    """Add one P2MP configuration's rows to the noise, blind and variants tables."""
+    noise = _table(
+        c,
         "noise",
         "consolidation noise: ER returned to each P2MP source after the "
         "first tenth of the run (standard deviation and max - min, Mb/s)",
-        row_label="configuration, source",
+        "configuration, source",
     )
-    perf = Table(
-        "variants", "queues and utilization per consolidation variant", row_label="configuration"
-    )
-    blinds = Table(
+    blinds = _table(
+        c,
         "blind",
         "% of the BRMs returned by branch points with no branch feedback since the previous one",
-        row_label="configuration, source",
+        "configuration, source",
     )
-    for k in configs:
-        for var in VARIANTS:
-            row = rows.get((k.id, var))
-            if row is None:
+    perf = _table(
+        c, "variants", "queues and utilization per consolidation variant", "configuration"
+    )
+    for var in VARIANTS:
+        row = shared.rows.get((k.id, var))
+        if row is None:
+            continue
+        for v in k.vcs:
+            if len(v.to) < 2:
                 continue
-            for v in k.vcs:
-                if len(v.to) < 2:
-                    continue
-                label = f"{k.id} {v.name}"
-                sd = _num(row, f"abr.vc.{v.name}.er_sd_mbps")
-                lo = _num(row, f"abr.vc.{v.name}.er_min_mbps")
-                hi = _num(row, f"abr.vc.{v.name}.er_max_mbps")
-                noise.add(label, f"{var} sd", sd)
-                noise.add(label, f"{var} range", None if lo is None or hi is None else hi - lo)
-                returned, blind = branch_counts(row, v.name)
-                if var != "pass_through":
-                    share = 100 * blind / returned if returned else None
-                    blinds.add(label, var, share)
-            perf.add(k.id, f"{var} max queue", _num(row, "abr.max_queue_cells"))
-            u = _num(row, "abr.bottleneck_utilization")
-            perf.add(k.id, f"{var} util %", None if u is None else 100 * u)
-    c.output.tables.extend([noise, blinds, perf])
+            label = f"{k.id} {v.name}"
+            sd = _num(row, f"abr.vc.{v.name}.er_sd_mbps")
+            lo = _num(row, f"abr.vc.{v.name}.er_min_mbps")
+            hi = _num(row, f"abr.vc.{v.name}.er_max_mbps")
+            noise.add(label, f"{var} sd", sd)
+            noise.add(label, f"{var} range", None if lo is None or hi is None else hi - lo)
+            returned, blind = branch_counts(row, v.name)
+            if var != "pass_through":
+                blinds.add(label, var, 100 * blind / returned if returned else None)
+        perf.add(k.id, f"{var} max queue", _num(row, "abr.max_queue_cells"))
+        u = _num(row, "abr.bottleneck_utilization")
+        perf.add(k.id, f"{var} util %", None if u is None else 100 * u)
 
 
-def exp_icr_rif(c: Context) -> None:
-    """icr_rif: configuration 8 with ICR 12 or 150 Mb/s and RIF 1/32 or 1."""
-    configs = [k for k in CONFIGS if k.id == "8" or k.id.startswith("8-icr")]
-    runs, rows = _run(configs, VARIANTS[:1], c, "abr-icr-rif")
-    t = Table(
+def icr_rif_rows(c: Context, shared: Shared) -> None:
+    """Tabulate configuration 8 by (ICR, RIF)."""
+    t = _table(
+        c,
         "icr_rif",
         "configuration 8 (WAN) by initial cell rate and rate increase factor",
-        row_label="ICR, RIF",
+        "ICR, RIF",
     )
-    for k in configs:
-        row = rows.get((k.id, VARIANTS[0]))
+    for k in CONFIGS:
+        if k.id != "8" and not k.id.startswith("8-icr"):
+            continue
+        row = shared.rows.get((k.id, VARIANTS[0]))
         if row is None:
             continue
         icr = k.params.get("icr", 150.0)
         rif = k.params.get("rif", 1.0)
-        label = f"ICR {icr:g}, RIF {_rif_text(rif)}"
-        summary_row(t, k, row, label)
+        summary_row(t, k, row, f"ICR {icr:g}, RIF {_rif_text(rif)}")
         if k.id != "8":
-            figure_config(runs, k, row, c.out_dir, c.output)
-    c.output.tables.append(t)
+            figure_config(shared.runs, k, row, c.out_dir, c.output)
 
 
-def exp_unicast(c: Context) -> None:
-    """unicast: configuration 8 against its unicast comparisons."""
-    configs = [config("8"), config("8u3"), config("8u1")]
-    runs, rows = _run(configs, VARIANTS[:1], c, "abr-unicast")
-    t = Table(
-        "unicast",
-        "configuration 8: one P2MP source against unicast sources",
-        row_label="configuration",
+def unicast_rows(c: Context, shared: Shared) -> None:
+    """Tabulate configuration 8 against its unicast comparisons."""
+    t = _table(
+        c, "unicast", "configuration 8: one P2MP source against unicast sources", "configuration"
     )
-    for k in configs:
-        row = rows.get((k.id, VARIANTS[0]))
+    for k in (config("8"), config("8u3"), config("8u1")):
+        row = shared.rows.get((k.id, VARIANTS[0]))
         if row is None:
             continue
         summary_row(t, k, row, f"{k.id}: {k.title}")
         if k.id != "8":
-            figure_config(runs, k, row, c.out_dir, c.output)
-    c.output.tables.append(t)
+            figure_config(shared.runs, k, row, c.out_dir, c.output)
 
 
 def notes(plan: Plan, quick: bool) -> list[str]:
@@ -794,17 +811,20 @@ def notes(plan: Plan, quick: bool) -> list[str]:
     return out
 
 
-def _call(function: Any, c: Context) -> None:
-    function(c)
+def _experiment(config_id: str) -> Experiment:
+    c = config(config_id)
+    return Experiment(
+        config_id,
+        f"configuration {config_id}: {c.title}",
+        lambda context: run_config(config_id, context),
+    )
 
 
 STUDY = Study(
     profiles=Profiles(full=FULL, quick=QUICK, others={"tiny": TINY}, env="QOSSIM_ABR_PROFILE"),
-    experiments=tuple(
-        Experiment.of(f, _call)
-        for f in (exp_configurations, exp_consolidation, exp_icr_rif, exp_unicast)
-    ),
+    experiments=tuple(_experiment(cid) for cid in EXPERIMENT_IDS),
     notes=notes,
+    prepare=prepare,
 )
 EXPERIMENTS = STUDY.ids
 reproduce = STUDY.reproduce

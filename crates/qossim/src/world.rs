@@ -209,6 +209,17 @@ impl Agents {
     pub fn name(&self, id: AgentId) -> &str {
         self.names.get(&id).map(String::as_str).unwrap_or("")
     }
+    /// The first agent (lowest id) given `name`.
+    pub fn by_name(&self, name: &str) -> Option<AgentId> {
+        let mut ids: Vec<AgentId> = self
+            .names
+            .iter()
+            .filter(|(_, n)| n.as_str() == name)
+            .map(|(&i, _)| i)
+            .collect();
+        ids.sort_unstable();
+        ids.first().copied()
+    }
     /// Typed access to an agent (None if it was stopped, is running right now, or has
     /// another type).
     pub fn get_mut<T: Agent>(&mut self, id: AgentId) -> Option<&mut T> {

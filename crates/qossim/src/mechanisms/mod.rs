@@ -11,19 +11,28 @@
 //!   limiter, aggressive and conservative fairness over real fairness messages.
 //! - [`abr`]: ATM ABR flow control — TM 4.0 sources, ERICA switches and
 //!   point-to-multipoint connections with four ways of consolidating feedback.
+//! - [`endpoint`]: endpoint admission control — probing hosts (simple, early reject,
+//!   slow start), virtual-queue marking, and the Measured Sum benchmark.
 //!
 //! [`registry`] lists the families a scenario is read with: adding a family is its
 //! folder, its `pub mod` line here and its line in [`FAMILIES`].
 
 pub mod abr;
 pub mod diffserv;
+pub mod endpoint;
 pub mod pcn;
 pub mod rpr;
 
 use crate::scenario::{Family, Registry};
 
 /// Every mechanism family of this crate, in the order they build into a world.
-pub static FAMILIES: &[&dyn Family] = &[&diffserv::DIFFSERV, &pcn::PCN, &rpr::RPR, &abr::ABR];
+pub static FAMILIES: &[&dyn Family] = &[
+    &diffserv::DIFFSERV,
+    &pcn::PCN,
+    &rpr::RPR,
+    &abr::ABR,
+    &endpoint::ENDPOINT,
+];
 
 /// The registry of every family of this crate.
 pub fn registry() -> Registry {

@@ -198,6 +198,12 @@ impl FlowGenerator {
         self
     }
 
+    /// Sets (or replaces) the call admission policy of a built generator (a mechanism
+    /// family adds its policy after the core has built the traffic).
+    pub fn set_admission(&mut self, adm: Box<dyn CallAdmission>) {
+        self.admission = Some(adm);
+    }
+
     /// Removes calls that ended by `now`, in order, keeping the active-call average exact
     /// (every end lies after the previous update, so updates stay monotone in time).
     fn expire(&mut self, now: Time) {

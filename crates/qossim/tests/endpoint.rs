@@ -1,0 +1,238 @@
+//! Endpoint admission end to end: on a lightly loaded link every flow is admitted and
+//! nothing is lost (every algorithm and design); out-of-band push-out only ever removes
+//! probes; marking never drops what the real queue can hold; the probing designs and
+//! Measured Sum hold the loss down under overload where no admission control does not;
+//! and the `[endpoint]` section's diagnostics.
+
+use qossim::scenario::RunOutput;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+fn parse(text: &str) -> qossim::scenario::Scenario {
+    match qossim::parse(text, "s.toml", Path::new("."), &[]) {
+        Ok(s) => s,
+        Err(d) => panic!(
+            "unexpected diagnostics:\n{}",
+            d.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    }
+}
+
+fn run(text: &str) -> RunOutput {
+    qossim::run(&parse(text), None, &mut |_| true).expect("run")
+}
+
+fn num(m: &Map<String, Value>, k: &str) -> f64 {
+    m.get(k)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("missing summary key {k}"))
+}
+
+/// The study's single bottleneck: 10 Mb/s, 20 ms, 200 packets; EXP1 flows (256 kb/s
+/// peak, exponential 500 ms on and off, 125-byte packets) arriving every `tau` seconds
+/// on average and holding 300 s. `design` is "in_band" or "out_of_band"; `admission`
+/// the `[endpoint]` entries (empty: none).
+fn scenario(tau: f64, design: &str, admission: &str, secs: f64, warmup: f64) -> String {
+    let queue = match design {
+        "in_band" => "{ kind = \"droptail\", limit = \"200p\" }",
+        _ => "{ kind = \"priority\", classes = 2, limit = \"200p\", push_out = true }",
+    };
+    let class = if design == "in_band" { 0 } else { 1 };
+    format!(
+        r#"[run]
+duration = "{secs}s"
+warmup = "{warmup}s"
+[topology]
+kind = "graph"
+nodes = ["src", "r", "dst"]
+rate = "1Gbps"
+delay = "0.1ms"
+[[topology.link]]
+from = "src"
+to = "r"
+[[topology.link]]
+from = "r"
+to = "dst"
+rate = "10Mbps"
+delay = "20ms"
+queue = {queue}
+[[traffic]]
+name = "ac"
+from = "src"
+to = "dst"
+model = "onoff"
+size = "125B"
+interval = "3.90625ms"
+on = "exp:500ms"
+off = "exp:500ms"
+class = {class}
+per_flow = false
+[traffic.calls]
+rate = "{rate}/s"
+holding = "exp:300s"
+{admission}"#,
+        rate = 1.0 / tau
+    )
+}
+
+fn probe(algorithm: &str, eps: f64, class: u8, marking: bool) -> String {
+    let mut s = format!(
+        "[endpoint]\n[[endpoint.probe]]\ntraffic = \"ac\"\nalgorithm = \"{algorithm}\"\nepsilon = {eps}\nclass = {class}\n"
+    );
+    if marking {
+        s += "[[endpoint.virtual_queue]]\nlink = \"r-dst\"\nfraction = 0.9\n";
+    }
+    s
+}
+
+#[test]
+fn light_load_admits_everyone_and_loses_nothing() {
+    for design in ["in_band", "out_of_band"] {
+        for marking in [false, true] {
+            for alg in ["simple", "early_reject", "slow_start"] {
+                // Probes in class 0: with data's in-band, one class below it out-of-band.
+                let text = scenario(60.0, design, &probe(alg, 0.0, 0, marking), 1500.0, 300.0);
+                let out = run(&text);
+                let s = &out.summary;
+                let what = format!("{design} marking={marking} {alg}");
+                assert!(num(s, "endpoint.ac.offered_calls") >= 10.0, "{what}");
+                assert_eq!(num(s, "endpoint.ac.blocked_calls"), 0.0, "{what}");
+                assert_eq!(num(s, "endpoint.ac.data_lost"), 0.0, "{what}");
+                assert_eq!(num(s, "endpoint.ac.probe_rejected"), 0.0, "{what}");
+                assert_eq!(num(s, "link.r-dst.drops"), 0.0, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn out_of_band_push_out_removes_only_probes() {
+    // Heavy load (a flow every second, 3.3 times the link) and a lax threshold.
+    let text = scenario(
+        1.0,
+        "out_of_band",
+        &probe("early_reject", 0.2, 0, false),
+        900.0,
+        100.0,
+    );
+    let sc = parse(&text);
+    let mut w = qossim::build(&sc, 7).expect("build");
+    w.run_until(qossim::time::secs(900.0));
+    let l = w.net.link_id("r-dst").unwrap();
+    let d = &w.net.links[l as usize].stats.drops;
+    assert!(d.pushed_out[0] > 0, "probes were pushed out: {d:?}");
+    assert_eq!(d.pushed_out[1], 0, "data is never pushed out: {d:?}");
+    assert!(w.check_invariants().is_empty());
+}
+
+#[test]
+fn marking_marks_before_the_real_queue_drops() {
+    // The virtual queue runs at 90 %: it marks at loads the real queue still carries.
+    let text = scenario(
+        3.5,
+        "in_band",
+        &probe("slow_start", 0.05, 0, true),
+        1500.0,
+        300.0,
+    );
+    let out = run(&text);
+    let s = &out.summary;
+    let marked = num(s, "link.r-dst.vq_marked");
+    let seen = num(s, "link.r-dst.vq_seen");
+    let drops = num(s, "link.r-dst.drops");
+    assert!(marked > 0.0 && marked < seen, "{marked} of {seen}");
+    assert!(drops < marked, "drops {drops}, marks {marked}");
+}
+
+#[test]
+fn admission_control_holds_loss_down_under_overload() {
+    // E1's load (110 % of the link): without admission the queue overflows all the time.
+    let none = run(&scenario(3.5, "in_band", "", 1500.0, 300.0));
+    let loss_none = {
+        let s = &none.summary;
+        1.0 - num(s, "group.ac.rx_pkts") / num(s, "group.ac.sent_pkts")
+    };
+    assert!(loss_none > 0.05, "{loss_none}");
+    let probing = run(&scenario(
+        3.5,
+        "in_band",
+        &probe("slow_start", 0.01, 0, false),
+        1500.0,
+        300.0,
+    ));
+    let mbac = run(&scenario(
+        3.5,
+        "in_band",
+        "[endpoint]\n[[endpoint.mbac]]\ntraffic = \"ac\"\nlink = \"r-dst\"\ntarget = 0.9\n",
+        1500.0,
+        300.0,
+    ));
+    for (name, out) in [("probing", &probing), ("mbac", &mbac)] {
+        let s = &out.summary;
+        let loss = num(s, "endpoint.ac.data_loss");
+        let util = num(s, "endpoint.ac.data_bps") / 10e6;
+        assert!(
+            loss < loss_none / 5.0,
+            "{name}: loss {loss} against {loss_none}"
+        );
+        assert!(num(s, "endpoint.ac.blocking") > 0.02, "{name}");
+        assert!(util > 0.6 && util < 1.0, "{name}: utilization {util}");
+    }
+}
+
+fn diagnostics(text: &str) -> Vec<String> {
+    match qossim::parse(text, "s.toml", Path::new("."), &[]) {
+        Ok(_) => panic!("accepted"),
+        Err(d) => d.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+#[test]
+fn mistakes_in_the_endpoint_section_are_reported_once_at_their_line() {
+    let good = scenario(
+        3.5,
+        "in_band",
+        &probe("slow_start", 0.01, 0, true),
+        10.0,
+        1.0,
+    );
+    for (from, to, want) in [
+        (
+            "algorithm = \"slow_start\"",
+            "algorithm = \"fast\"",
+            "endpoint.probe.0.algorithm: unknown algorithm \"fast\"",
+        ),
+        ("epsilon = 0.01", "epsilon = 2", "endpoint.probe.0.epsilon"),
+        (
+            "traffic = \"ac\"",
+            "traffic = \"x\"",
+            "no traffic entry \"x\"",
+        ),
+        (
+            "link = \"r-dst\"",
+            "link = \"dst-q\"",
+            "unknown link \"dst-q\"",
+        ),
+        ("fraction = 0.9", "fraction = 0", "must be above 0"),
+        (
+            "class = 0\n",
+            "class = 0\nspeed = 1\n",
+            "speed: unknown key",
+        ),
+    ] {
+        assert!(good.contains(from), "{from}");
+        let d = diagnostics(&good.replacen(from, to, 1));
+        assert_eq!(d.len(), 1, "{to}: {d:?}");
+        assert!(d[0].contains(want), "{to}: {d:?}");
+    }
+    // Admission needs call arrivals.
+    let static_flows = good.replace("[traffic.calls]\n", "[unused]\n");
+    let d = diagnostics(&static_flows);
+    assert!(
+        d.iter().any(|m| m.contains("has no call arrivals")),
+        "{d:?}"
+    );
+}

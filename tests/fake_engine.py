@@ -51,6 +51,7 @@ LOG_ENV = "QOSSIM_FAKE_LOG"
 
 SECTIONS = (
     "abr",
+    "endpoint",
     "fake",
     "links",
     "metric",

@@ -1,0 +1,620 @@
+"""Endpoint (probing) admission control vs Measured Sum (``qossim reproduce endpoint-admission``).
+
+Hosts decide admission themselves: before sending, a flow probes the path at its token
+rate and is admitted only if the fraction of its probes lost (or marked) is at most ε.
+Routers only give admission-controlled (AC) traffic a rate-limited strict-priority class,
+modelled as a 10 Mb/s, 20 ms link with a 200-packet buffer. Four designs — probes in-band
+(one FIFO) or out-of-band (one priority below data, pushed out by data), congestion
+signalled by loss (dropping) or by a virtual queue at 90 % of the rate (marking) — are
+compared with each other and with Measured Sum, a router-based MBAC, on *loss–load
+curves*: utilization against data loss probability as ε (or υ) varies.
+
+Experiments (``--only E1 E8 …``):
+
+``E1``      EXP1 flows every 3.5 s, slow-start probing: the four designs and MBAC.
+``E2``      in-band dropping, slow start with 5 s against 25 s ("long") probing.
+``E3``–``E6`` high load (a flow every second): for one design each (in-band dropping,
+            in-band marking, out-of-band dropping, out-of-band marking) the three probing
+            algorithms, with MBAC.
+``E8``      E1's load in two populations, ε = 0 and ε = 0.05 (in-band) or 0.20
+            (out-of-band): blocking of each.
+``E12``     the thrashing model without packets: a continuous-time Markov chain over
+            (admitted, probing) solved numerically, against a simulation of the same
+            chain; useful utilization and data loss against the mean probe time.
+
+Each table cell is the mean over seeds with its 95 % Student-t interval. The in-band
+dropping tables also give the rule-of-thumb floor δ = 1 − 2^(−P/(r·T)).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qossim.studies import Table
+from qossim.studies.frame import (
+    CONFIDENCE,
+    Context,
+    Experiment,
+    Profiles,
+    Runs,
+    Study,
+    add_figure,
+    ci_of,
+    new_figure,
+)
+
+TITLE = "Endpoint admission control vs Measured Sum MBAC"
+
+#: The AC share: rate (b/s), propagation delay and buffer (packets).
+LINK_BPS = 10e6
+LINK_DELAY = "20ms"
+BUFFER = 200
+#: Data and probe packet size, bytes.
+PACKET = 125
+#: Mean holding time, s.
+HOLDING_S = 300.0
+#: Source types: burst (token) rate kb/s, mean on ms, mean off ms, on/off law.
+SOURCES: dict[str, tuple[float, float, float, str]] = {
+    "EXP1": (256, 500, 500, "exp"),
+    "EXP2": (1024, 125, 875, "exp"),
+    "EXP3": (512, 500, 500, "exp"),
+    "EXP4": (256, 5000, 5000, "exp"),
+    "POO1": (256, 500, 500, "pareto:1.2"),
+}
+DESIGNS = ("in_band_dropping", "in_band_marking", "out_of_band_dropping", "out_of_band_marking")
+DESIGN_LABELS = {
+    "in_band_dropping": "in-band dropping",
+    "in_band_marking": "in-band marking",
+    "out_of_band_dropping": "out-of-band dropping",
+    "out_of_band_marking": "out-of-band marking",
+    "mbac": "Measured Sum",
+}
+#: ε sweeps of the in-band and out-of-band designs; υ sweep of Measured Sum.
+EPS_IN = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05)
+EPS_OUT = (0.0, 0.05, 0.10, 0.15, 0.20)
+UPSILON = (0.80, 0.85, 0.90, 0.95, 1.00)
+ALGORITHMS = ("simple", "early_reject", "slow_start")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much to simulate."""
+
+    duration_s: float
+    warmup_s: float
+    seeds: tuple[int, ...]
+    eps_in: tuple[float, ...] = EPS_IN
+    eps_out: tuple[float, ...] = EPS_OUT
+    upsilon: tuple[float, ...] = UPSILON
+    #: E12: mean probe times (s) and the simulated time of its cross-check.
+    probe_means: tuple[float, ...] = (10, 50, 100, 150, 200, 250, 300, 400, 600, 1000)
+    e12_sim_s: float = 500_000.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+FULL = Plan(duration_s=14_000, warmup_s=2_000, seeds=tuple(range(1, 8)))
+QUICK = Plan(
+    duration_s=2_500,
+    warmup_s=1_000,
+    seeds=(1, 2),
+    eps_in=(0.0, 0.02, 0.05),
+    eps_out=(0.0, 0.10, 0.20),
+    upsilon=(0.85, 0.95),
+    probe_means=(10, 100, 200, 300, 600),
+    e12_sim_s=200_000.0,
+)
+#: For the test suite (``QOSSIM_ENDPOINT_PROFILE=tiny``): the plumbing, not the numbers.
+TINY = Plan(
+    duration_s=200,
+    warmup_s=50,
+    seeds=(1, 2),
+    eps_in=(0.0, 0.05),
+    eps_out=(0.0, 0.2),
+    upsilon=(0.9,),
+    probe_means=(10, 200),
+    e12_sim_s=20_000.0,
+)
+
+#: Engine seconds per simulated second of one E1-like run (measured; for the estimate
+#: printed before a full run starts).
+COST_PER_SIM_S = 0.0012
+
+
+# ============================================================================
+# Scenarios
+# ============================================================================
+
+
+@dataclass(frozen=True)
+class Population:
+    """Flows of one source type arriving every ``tau`` seconds on average."""
+
+    name: str
+    source: str
+    tau: float
+    eps: float | None = None
+
+
+def _onoff(source: str) -> dict[str, Any]:
+    rate_kbps, on_ms, off_ms, law = SOURCES[source]
+    interval_ms = PACKET * 8 / rate_kbps
+    if law == "exp":
+        on, off = f"exp:{on_ms:g}ms", f"exp:{off_ms:g}ms"
+    else:
+        on, off = f"{law}:{on_ms:g}ms", f"{law}:{off_ms:g}ms"
+    return {
+        "model": "onoff",
+        "size": f"{PACKET}B",
+        "interval": f"{interval_ms:.9g}ms",
+        "on": on,
+        "off": off,
+    }
+
+
+def scenario(
+    design: str,
+    populations: Sequence[Population],
+    plan: Plan,
+    *,
+    algorithm: str = "slow_start",
+    eps: float = 0.0,
+    probe_time_s: float = 5.0,
+    upsilon: float = 0.9,
+) -> dict[str, Any]:
+    """Return the single-bottleneck scenario of one design (``mbac`` for Measured Sum)."""
+    out_of_band = design.startswith("out_of_band")
+    queue: dict[str, Any] = (
+        {"kind": "priority", "classes": 2, "limit": f"{BUFFER}p", "push_out": True}
+        if out_of_band
+        else {"kind": "droptail", "limit": f"{BUFFER}p"}
+    )
+    traffic = []
+    for p in populations:
+        t = {"name": p.name, "from": "src", "to": "dst", **_onoff(p.source)}
+        t["class"] = 1 if out_of_band else 0
+        t["per_flow"] = False
+        t["calls"] = {"rate": f"{1 / p.tau:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"}
+        traffic.append(t)
+    endpoint: dict[str, Any] = {}
+    if design == "mbac":
+        endpoint["mbac"] = [
+            {"traffic": p.name, "link": "r-dst", "target": upsilon} for p in populations
+        ]
+    else:
+        endpoint["probe"] = [
+            {
+                "traffic": p.name,
+                "algorithm": algorithm,
+                "epsilon": eps if p.eps is None else p.eps,
+                "probe_time": f"{probe_time_s:g}s",
+                "class": 0,
+            }
+            for p in populations
+        ]
+        if design.endswith("marking"):
+            endpoint["virtual_queue"] = [{"link": "r-dst", "fraction": 0.9}]
+    return {
+        "run": {
+            "duration": f"{plan.duration_s:g}s",
+            "warmup": f"{plan.warmup_s:g}s",
+            "link_metrics": ["r-dst"],
+        },
+        "topology": {
+            "kind": "graph",
+            "nodes": ["src", "r", "dst"],
+            "rate": "1Gbps",
+            "delay": "0.1ms",
+            "link": [
+                {"from": "src", "to": "r"},
+                {
+                    "from": "r",
+                    "to": "dst",
+                    "rate": f"{LINK_BPS / 1e6:g}Mbps",
+                    "delay": LINK_DELAY,
+                    "queue": queue,
+                },
+            ],
+        },
+        "traffic": traffic,
+        "endpoint": endpoint,
+    }
+
+
+#: The shipped example scenarios (``studies/endpoint-admission/scenarios/``): E1's load
+#: under each design at one threshold, and Measured Sum.
+EXAMPLES: dict[str, tuple[str, float]] = {
+    "in_band_dropping": ("in_band_dropping", 0.01),
+    "in_band_marking": ("in_band_marking", 0.01),
+    "out_of_band_dropping": ("out_of_band_dropping", 0.05),
+    "out_of_band_marking": ("out_of_band_marking", 0.05),
+    "mbac": ("mbac", 0.9),
+}
+
+
+def scenario_files() -> dict[str, str]:
+    """Return the example scenario files (name -> TOML text), at the full length."""
+    from qossim import _toml
+
+    out = {}
+    for name, (design, x) in EXAMPLES.items():
+        if design == "mbac":
+            sc = scenario(design, E1_POP, FULL, upsilon=x)
+            head = f"# E1's load (EXP1 flows every 3.5 s) under Measured Sum, υ = {x:g}.\n"
+        else:
+            sc = scenario(design, E1_POP, FULL, eps=x)
+            head = (
+                f"# E1's load (EXP1 flows every 3.5 s), {DESIGN_LABELS[design]}, slow-start "
+                f"probing, ε = {x:g}.\n"
+            )
+        head += "# Generated by qossim.studies.endpoint_admission.\n"
+        out[f"scenarios/{name}.toml"] = head + _toml.dumps(sc)
+    return out
+
+
+def write_scenario_files(
+    directory: str | os.PathLike[str] = "studies/endpoint-admission",
+) -> list[Path]:
+    """Write :func:`scenario_files` under ``directory`` and return their paths."""
+    paths = []
+    for name, text in scenario_files().items():
+        p = Path(directory) / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def loss_floor(packet_bits: float, rate_bps: float, probe_s: float) -> float:
+    """Return the rule-of-thumb floor of in-band dropping's loss, δ = 1 − 2^(−P/(r·T))."""
+    return 1.0 - 2.0 ** (-packet_bits / (rate_bps * probe_s))
+
+
+# ============================================================================
+# Points of each experiment
+# ============================================================================
+
+E1_POP = (Population("ac", "EXP1", 3.5),)
+HIGH_POP = (Population("ac", "EXP1", 1.0),)
+#: E3–E6: the design each studies.
+HIGH_LOAD = {
+    "E3": "in_band_dropping",
+    "E4": "in_band_marking",
+    "E5": "out_of_band_dropping",
+    "E6": "out_of_band_marking",
+}
+
+
+def _eps(design: str, plan: Plan) -> tuple[float, ...]:
+    return plan.eps_in if design.startswith("in_band") else plan.eps_out
+
+
+Point = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _curve_points(
+    exp: str,
+    pops: Sequence[Population],
+    plan: Plan,
+    designs: Sequence[str],
+    algorithms: Sequence[str] = ("slow_start",),
+    probe_times: Sequence[float] = (5.0,),
+    mbac: bool = True,
+) -> list[Point]:
+    out: list[Point] = []
+    for d in designs:
+        for alg in algorithms:
+            for pt in probe_times:
+                for e in _eps(d, plan):
+                    params = {"exp": exp, "design": d, "algorithm": alg, "probe_s": pt, "x": e}
+                    sc = scenario(d, pops, plan, algorithm=alg, eps=e, probe_time_s=pt)
+                    out.append((params, sc))
+    if mbac:
+        for u in plan.upsilon:
+            params = {"exp": exp, "design": "mbac", "algorithm": "mbac", "probe_s": 0.0, "x": u}
+            out.append((params, scenario("mbac", pops, plan, upsilon=u)))
+    return out
+
+
+def _e8_points(plan: Plan) -> list[Point]:
+    out: list[Point] = []
+    for d in DESIGNS:
+        lax = 0.05 if d.startswith("in_band") else 0.20
+        pops = (Population("strict", "EXP1", 7.0, 0.0), Population("lax", "EXP1", 7.0, lax))
+        out.append(
+            (
+                {"exp": "E8", "design": d, "algorithm": "slow_start", "probe_s": 5.0, "x": lax},
+                scenario(d, pops, plan),
+            )
+        )
+    return out
+
+
+def points(exp: str, plan: Plan) -> list[Point]:
+    """Return the simulated points of experiment ``exp`` (none for E12)."""
+    if exp == "E1":
+        return _curve_points("E1", E1_POP, plan, DESIGNS)
+    if exp == "E2":
+        return _curve_points(
+            "E2", E1_POP, plan, ("in_band_dropping",), probe_times=(5.0, 25.0), mbac=False
+        )
+    if exp in HIGH_LOAD:
+        return _curve_points(exp, HIGH_POP, plan, (HIGH_LOAD[exp],), algorithms=ALGORITHMS)
+    if exp == "E8":
+        return _e8_points(plan)
+    return []
+
+
+# ============================================================================
+# Runs and metrics
+# ============================================================================
+
+
+@dataclass
+class Shared:
+    """The runs of every selected experiment, made in one batch."""
+
+    runs: Runs
+
+
+def estimate_cpu_s(plan: Plan, ids: Sequence[str]) -> float:
+    """Engine CPU seconds the selected experiments need (from the measured cost)."""
+    n = sum(len(points(e, plan)) for e in ids)
+    return n * len(plan.seeds) * plan.duration_s * COST_PER_SIM_S
+
+
+def prepare(plan: Plan, ids: list[str], out_dir: Path, progress: bool) -> Shared:
+    """Run (or reuse) every simulated point of the selected experiments at once."""
+    pts = [p for e in ids for p in points(e, plan)]
+    if progress and pts:
+        cpu = estimate_cpu_s(plan, ids)
+        print(
+            f"endpoint-admission: {len(pts)} points x {len(plan.seeds)} seeds, "
+            f"{plan.duration_s:g} s each: about {cpu / 3600:.1f} CPU hours "
+            f"({cpu / 3600 / max(os.cpu_count() or 1, 1):.2f} h on {os.cpu_count()} cores)",
+            file=sys.stderr,
+        )
+    runs = Runs.run(pts, plan.seeds, out_dir, progress=progress, name="endpoint-admission")
+    return Shared(runs)
+
+
+def _rows(shared: Shared, **params: Any) -> list[dict[str, Any]]:
+    return shared.runs.select(**params)
+
+
+def utilization(row: Mapping[str, Any]) -> float | None:
+    """AC data bits delivered over the AC share's capacity, probes excluded."""
+    v = row.get("endpoint.data_bps")
+    return None if v is None else float(v) / LINK_BPS
+
+
+def _loss(row: Mapping[str, Any]) -> float | None:
+    v = row.get("endpoint.data_loss")
+    return None if v is None else float(v)
+
+
+def _label(design: str, algorithm: str = "", probe_s: float = 5.0) -> str:
+    base = DESIGN_LABELS[design]
+    if design == "mbac":
+        return base
+    extra = []
+    if algorithm and algorithm != "slow_start":
+        extra.append(algorithm.replace("_", " "))
+    elif algorithm == "slow_start":
+        extra.append("slow start")
+    if probe_s != 5.0:
+        extra.append(f"{probe_s:g} s probing")
+    return base + (f", {', '.join(extra)}" if extra else "")
+
+
+def curve_table_and_figure(
+    c: Context, exp: str, title: str, groups: Sequence[tuple[str, str, float]]
+) -> None:
+    """Tabulate and plot the loss–load curves of ``exp``.
+
+    One curve per (design, algorithm, probe time) in ``groups``.
+    """
+    shared: Shared = c.shared
+    t = Table(f"{exp.lower()}_curves", title, row_label="curve, ε (or υ)")
+    fig, (ax,) = new_figure(size=(7.5, 4.8))
+    floor_min = None
+    for design, alg, probe_s in groups:
+        xs = sorted(
+            {
+                float(r["x"])
+                for r in _rows(shared, exp=exp, design=design, algorithm=alg, probe_s=probe_s)
+            }
+        )
+        us, ls = [], []
+        label = _label(design, alg, probe_s)
+        for x in xs:
+            rows = _rows(shared, exp=exp, design=design, algorithm=alg, probe_s=probe_s, x=x)
+            u = ci_of(utilization(r) for r in rows)
+            loss = ci_of(_loss(r) for r in rows)
+            b = ci_of(float(r.get("endpoint.ac.blocking") or 0.0) for r in rows)
+            key = "υ" if design == "mbac" else "ε"
+            row = f"{label}, {key} = {x:g}"
+            t.add_ci(row, "utilization", u)
+            t.add_ci(row, "data loss", loss)
+            t.add_ci(row, "blocking", b)
+            if design == "in_band_dropping":
+                rate = SOURCES["EXP1"][0] * 1e3
+                t.add(row, "floor δ", loss_floor(PACKET * 8, rate, probe_s), runs=0)
+                if floor_min is None or loss.mean < floor_min[0]:
+                    floor_min = (loss.mean, probe_s)
+            us.append(u.mean)
+            ls.append(max(loss.mean, 1e-7))
+        if us:
+            style = "--" if design == "mbac" else "-"
+            ax.plot(us, ls, style, marker="o", ms=3, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("utilization (fraction of the AC share)")
+    ax.set_ylabel("data loss probability (log)")
+    ax.set_title(f"{exp}: loss–load curves ({len(c.plan.seeds)} seeds per point)", fontsize=10)
+    ax.legend(fontsize=7)
+    c.output.tables.append(t)
+    add_figure(c.output, c.out_dir, f"{exp.lower()}_loss_load", f"{exp}: {title}", fig)
+    if floor_min is not None:
+        rate = SOURCES["EXP1"][0] * 1e3
+        c.output.notes.append(
+            f"{exp}: smallest measured loss of in-band dropping {floor_min[0]:.2e} against the "
+            f"rule-of-thumb floor δ = {loss_floor(PACKET * 8, rate, floor_min[1]):.2e} "
+            f"({floor_min[1]:g} s probes at 256 kb/s, 1000-bit packets)."
+        )
+
+
+# ============================================================================
+# Experiments
+# ============================================================================
+
+
+def run_e1(c: Context) -> None:
+    """E1: basic scenario, EXP1 every 3.5 s, slow start, four designs and MBAC."""
+    groups = [(d, "slow_start", 5.0) for d in DESIGNS] + [("mbac", "mbac", 0.0)]
+    curve_table_and_figure(c, "E1", "EXP1 flows every 3.5 s, slow-start probing", groups)
+
+
+def run_e2(c: Context) -> None:
+    """E2: long probing, in-band dropping, 5 s against 25 s slow start."""
+    groups = [("in_band_dropping", "slow_start", 5.0), ("in_band_dropping", "slow_start", 25.0)]
+    curve_table_and_figure(c, "E2", "in-band dropping: 5 s against 25 s slow-start probing", groups)
+
+
+def _high(exp: str) -> Any:
+    def run(c: Context) -> None:
+        d = HIGH_LOAD[exp]
+        groups = [(d, a, 5.0) for a in ALGORITHMS] + [("mbac", "mbac", 0.0)]
+        curve_table_and_figure(
+            c,
+            exp,
+            f"high load (EXP1 every 1 s): {DESIGN_LABELS[d]}, three probing algorithms",
+            groups,
+        )
+
+    return run
+
+
+def run_e8(c: Context) -> None:
+    """E8: heterogeneous thresholds, blocking of each population per design."""
+    shared: Shared = c.shared
+    t = Table(
+        "e8_blocking",
+        "E1's load in two populations: ε = 0 against a lax ε",
+        row_label="design (lax ε)",
+    )
+    for d in DESIGNS:
+        rows = _rows(shared, exp="E8", design=d)
+        if not rows:
+            continue
+        lax = float(rows[0]["x"])
+        label = f"{DESIGN_LABELS[d]} ({lax:g})"
+        t.add_ci(
+            label,
+            "blocking ε = 0",
+            ci_of(float(r.get("endpoint.strict.blocking") or 0) for r in rows),
+        )
+        t.add_ci(
+            label, "blocking lax ε", ci_of(float(r.get("endpoint.lax.blocking") or 0) for r in rows)
+        )
+        t.add_ci(label, "utilization", ci_of(utilization(r) for r in rows))
+        t.add_ci(label, "data loss", ci_of(_loss(r) for r in rows))
+    c.output.tables.append(t)
+
+
+def run_e12(c: Context) -> None:
+    """E12: thrashing without packets, the (admitted, probing) chain against its simulation."""
+    from qossim.studies import endpoint_fluid as fluid
+
+    plan: Plan = c.plan
+    t = Table(
+        "e12_thrashing",
+        "fluid model (flows every 3.5 s, 30 s holding, 128 kb/s on "
+        "10 Mb/s, ε = 0): Markov chain and its simulation",
+        row_label="probing, mean probe s",
+    )
+    fig, axes = new_figure(ncols=2, size=(11, 4.2))
+    for band in ("in_band", "out_of_band"):
+        util_chain, loss_chain, xs = [], [], []
+        for tp in plan.probe_means:
+            m = fluid.Model(probe_mean_s=float(tp), out_of_band=band == "out_of_band")
+            exact = m.solve()
+            sims = [m.simulate(plan.e12_sim_s, seed=s) for s in plan.seeds]
+            row = f"{band.replace('_', '-')}, {tp:g}"
+            t.add(row, "useful utilization (chain)", exact.useful_utilization, runs=0)
+            t.add_ci(row, "useful utilization (sim)", ci_of(s.useful_utilization for s in sims))
+            t.add(row, "data loss (chain)", exact.data_loss, runs=0)
+            t.add_ci(row, "data loss (sim)", ci_of(s.data_loss for s in sims))
+            t.add(row, "mean probing (chain)", exact.mean_probing, runs=0)
+            xs.append(tp)
+            util_chain.append(exact.useful_utilization)
+            loss_chain.append(max(exact.data_loss, 1e-9))
+        label = band.replace("_", "-")
+        axes[0].plot(xs, util_chain, marker="o", label=label)
+        axes[1].plot(xs, loss_chain, marker="o", label=label)
+    for ax, ylab in zip(axes, ("useful utilization", "data loss fraction"), strict=True):
+        ax.set_xscale("log")
+        ax.set_xlabel("mean probe time (s)")
+        ax.set_ylabel(ylab)
+        ax.legend(fontsize=8)
+    axes[1].set_yscale("log")
+    c.output.tables.append(t)
+    add_figure(
+        c.output,
+        c.out_dir,
+        "e12_thrashing",
+        "E12: useful utilization and data loss against the mean probe time (Markov chain)",
+        fig,
+    )
+
+
+def notes(plan: Plan, quick: bool) -> list[str]:
+    """Return the notes printed under the tables."""
+    out = [
+        f"Each run simulates {plan.duration_s:g} s and discards the first {plan.warmup_s:g} s; "
+        f"every cell is the mean over {len(plan.seeds)} seeds with a {CONFIDENCE:.0%} Student-t "
+        "interval (±: half-width). Utilization counts AC data delivered (probes excluded) over "
+        "10 Mb/s; data loss counts data packets dropped by the router over data packets sent.",
+        "Loss axes are logarithmic; a mean loss of 0 is drawn at 1e-7.",
+    ]
+    if quick:
+        out.append(
+            f"--quick: {QUICK.duration_s:g} s runs (warm-up {QUICK.warmup_s:g} s) instead of "
+            f"{FULL.duration_s:g} s ({FULL.warmup_s:g} s), {len(QUICK.seeds)} seeds instead of "
+            f"{len(FULL.seeds)}, ε in {list(QUICK.eps_in)} (in-band) and {list(QUICK.eps_out)} "
+            f"(out-of-band), υ in {list(QUICK.upsilon)}; E12 simulates {QUICK.e12_sim_s:g} s."
+        )
+    if plan is TINY:
+        out.append("tiny profile: 200-s runs, for the test suite only.")
+    return out
+
+
+EXPERIMENT_FUNCTIONS: dict[str, tuple[str, Any]] = {
+    "E1": ("basic: EXP1 every 3.5 s, four designs and MBAC", run_e1),
+    "E2": ("long probing: in-band dropping, 5 s against 25 s", run_e2),
+    **{
+        e: (f"high load: {DESIGN_LABELS[d]}, three algorithms", _high(e))
+        for e, d in HIGH_LOAD.items()
+    },
+    "E8": ("heterogeneous thresholds: blocking per population", run_e8),
+    "E12": ("thrashing: Markov chain against its simulation", run_e12),
+}
+
+STUDY = Study(
+    profiles=Profiles(full=FULL, quick=QUICK, others={"tiny": TINY}, env="QOSSIM_ENDPOINT_PROFILE"),
+    experiments=tuple(Experiment(e, title, fn) for e, (title, fn) in EXPERIMENT_FUNCTIONS.items()),
+    notes=notes,
+    prepare=prepare,
+)
+EXPERIMENTS = STUDY.ids
+reproduce = STUDY.reproduce
+
+
+if __name__ == "__main__":  # pragma: no cover - maintenance entry point
+    for p in write_scenario_files(
+        sys.argv[1] if len(sys.argv) > 1 else "studies/endpoint-admission"
+    ):
+        print(p)

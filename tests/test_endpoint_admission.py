@@ -1,0 +1,141 @@
+"""The endpoint admission study: its scenarios, the E12 Markov chain against theory and
+against its own simulation, the rule-of-thumb floor, and a tiny reproduce through the
+real engine (tables, JSON records, figures).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qossim import api, studies
+from qossim.stats import mean_ci
+from qossim.studies import endpoint_admission as ea
+from qossim.studies import endpoint_fluid as fluid
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDY_DIR = ROOT / "studies" / "endpoint-admission"
+
+needs_engine = pytest.mark.skipif(
+    bool(os.environ.get("QOSSIM_FAKE_ENGINE")), reason="needs the real engine"
+)
+
+
+def test_registered_with_its_experiments():
+    assert "endpoint-admission" in studies.study_names()
+    assert ea.EXPERIMENTS == ["E1", "E2", "E3", "E4", "E5", "E6", "E8", "E12"]
+
+
+def test_scenario_files_are_current():
+    expected = ea.scenario_files()
+    on_disk = {
+        p.relative_to(STUDY_DIR).as_posix(): p.read_text(encoding="utf-8")
+        for p in STUDY_DIR.rglob("*.toml")
+    }
+    assert sorted(on_disk) == sorted(expected)
+    for name, text in expected.items():
+        assert on_disk[name] == text, f"{name} is stale: regenerate with write_scenario_files"
+
+
+def test_sources_conform_to_their_token_rate():
+    # The on-off clock runs at the burst rate: 125-byte packets every 1000 bits / r.
+    sc = ea.scenario("in_band_dropping", ea.E1_POP, ea.FULL)
+    t = sc["traffic"][0]
+    assert t["interval"] == "3.90625ms" and t["size"] == "125B"
+    assert t["on"] == "exp:500ms" and t["off"] == "exp:500ms"
+    poo = ea._onoff("POO1")
+    assert poo["on"] == "pareto:1.2:500ms"
+    # Out-of-band: data one class above the probes, push-out on.
+    oob = ea.scenario("out_of_band_marking", ea.E1_POP, ea.FULL, eps=0.1)
+    q = oob["topology"]["link"][1]["queue"]
+    assert q["kind"] == "priority" and q["push_out"] is True
+    assert oob["traffic"][0]["class"] == 1 and oob["endpoint"]["probe"][0]["class"] == 0
+    assert oob["endpoint"]["virtual_queue"][0]["fraction"] == 0.9
+
+
+@needs_engine
+def test_every_point_validates():
+    for exp in ea.EXPERIMENTS:
+        for _, sc in ea.points(exp, ea.QUICK):
+            assert api.validate(sc) == [], exp
+
+
+def test_loss_floor_by_hand():
+    # P = 1000 bits, r = 256 kb/s, T = 5 s: 1 - 2^(-1/1280) = 5.41e-4.
+    assert ea.loss_floor(1000, 256e3, 5) == pytest.approx(1 - 2 ** (-1 / 1280))
+    assert ea.loss_floor(1000, 256e3, 25) < ea.loss_floor(1000, 256e3, 5)
+
+
+def test_chain_without_congestion_is_the_offered_load():
+    # Short probes, 8.6 flows of 128 kb/s on average: no loss, utilization λ·h·r/C.
+    m = fluid.Model(probe_mean_s=1.0)
+    got = m.solve()
+    assert got.useful_utilization == pytest.approx((30 / 3.5) * 128e3 / 10e6, rel=1e-6)
+    assert got.data_loss == 0.0
+    # Probing flows: λ·T on average (they all end as probes; none is refused).
+    assert got.mean_probing == pytest.approx(1.0 / 3.5, rel=1e-6)
+
+
+def test_chain_collapses_when_probing_fills_the_link():
+    # With probes of 600 s on average, λ·T = 171 flows probe: more than the 78 the link
+    # carries, so no probe ever ends without loss and nothing is admitted.
+    for oob in (False, True):
+        got = fluid.Model(probe_mean_s=600.0, out_of_band=oob).solve()
+        assert got.useful_utilization < 1e-3
+    # Just below the edge in-band, probes make data lose; out-of-band, data loses nothing.
+    inband = fluid.Model(probe_mean_s=200.0).solve()
+    outband = fluid.Model(probe_mean_s=200.0, out_of_band=True).solve()
+    assert inband.data_loss > 0 and outband.data_loss == 0
+
+
+@pytest.mark.parametrize("probe_s", [50.0, 200.0])
+def test_chain_against_its_simulation(probe_s):
+    """The chain's solution lies within the 95 % interval of 8 simulations of it."""
+    m = fluid.Model(probe_mean_s=probe_s)
+    exact = m.solve()
+    sims = [m.simulate(100_000, seed=s) for s in range(1, 9)]
+    for name in ("useful_utilization", "mean_probing", "mean_admitted"):
+        ci = mean_ci(getattr(s, name) for s in sims)
+        value = getattr(exact, name)
+        assert ci.low <= value <= ci.high, (name, value, ci)
+
+
+def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("QOSSIM_FAKE_ENGINE", None)
+    env["QOSSIM_ENDPOINT_PROFILE"] = "tiny"
+    return subprocess.run(
+        [sys.executable, "-m", "qossim", "reproduce", "endpoint-admission", "--quiet", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@needs_engine
+def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
+    out = tmp_path / "ea"
+    proc = _reproduce(tmp_path, "--only", "E1", "E8", "E12", "--format", "json", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert {r["table"] for r in records} == {"e1_curves", "e8_blocking", "e12_thrashing"}
+    e1 = [r for r in records if r["table"] == "e1_curves"]
+    # Every design's curve at every threshold of the profile, and Measured Sum.
+    rows = {r["row"] for r in e1}
+    for d in ea.DESIGNS:
+        eps = ea.TINY.eps_in if d.startswith("in_band") else ea.TINY.eps_out
+        for e in eps:
+            assert f"{ea.DESIGN_LABELS[d]}, slow start, ε = {e:g}" in rows
+    assert any(r.startswith("Measured Sum") for r in rows)
+    for r in e1:
+        if r["column"] == "utilization":
+            assert 0 < r["value"] < 1 and r["runs"] == 2
+    for name in ("e1_loss_load", "e12_thrashing"):
+        assert (out / "figures" / f"{name}.png").stat().st_size > 5000

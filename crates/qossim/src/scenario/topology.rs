@@ -886,6 +886,9 @@ fn build_named(
                     ),
                 }
             }
+            // A link that fails to read fails the topology: routes, per-link settings
+            // and families would otherwise report its absence again.
+            let mut links_ok = true;
             for l in t.tables(cx, "link") {
                 let name_of = |key: &str| -> Option<usize> {
                     let n = l.req_str(cx, key)?;
@@ -913,11 +916,16 @@ fn build_named(
                     Some(true)
                 };
                 l.finish(cx, &["from", "to", "rate", "delay", "queue", "duplex"]);
-                if let (Some(a), Some(b), Some(r), Some(d), Some(q), Some(dup)) =
+                let (Some(a), Some(b), Some(r), Some(d), Some(q), Some(dup)) =
                     (a, b, lr, ld, lq, dup)
+                else {
+                    links_ok = false;
+                    continue;
+                };
                 {
                     if a == b {
                         l.error(cx, "to", "a link must join two different nodes");
+                        links_ok = false;
                         continue;
                     }
                     if dup {
@@ -934,6 +942,9 @@ fn build_named(
                         });
                     }
                 }
+            }
+            if !links_ok {
+                return None;
             }
         }
         other => {

@@ -28,7 +28,7 @@ needs_engine = pytest.mark.skipif(
 
 def test_registered_with_its_experiments():
     assert "endpoint-admission" in studies.study_names()
-    assert ea.EXPERIMENTS == ["E1", "E2", "E3", "E4", "E5", "E6", "E8", "E12"]
+    assert ea.EXPERIMENTS == ["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E12"]
 
 
 def test_scenario_files_are_current():

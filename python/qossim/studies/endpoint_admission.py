@@ -16,8 +16,15 @@ Experiments (``--only E1 E8 …``):
 ``E3``–``E6`` high load (a flow every second): for one design each (in-band dropping,
             in-band marking, out-of-band dropping, out-of-band marking) the three probing
             algorithms, with MBAC.
+``E7``      robustness: EXP2 (a), EXP3 (b), POO1 (c), a mix of EXP1, EXP2, EXP4 and POO1
+            (e), EXP1 on a 1 Mb/s link (f): loss–load curves and the loss at a fixed ε
+            (0.01 in-band, 0.05 out-of-band). The video-trace case (d) is not run yet.
 ``E8``      E1's load in two populations, ε = 0 and ε = 0.05 (in-band) or 0.20
             (out-of-band): blocking of each.
+``E9``      E7's mix: blocking of small (256 kb/s) against large (1024 kb/s) flows.
+``E10``     multi-hop: four routers, a long class over three congested links and one
+            cross class per link (ε = 0): loss and blocking of long and short flows with
+            the product approximation 1 − Π(1 − blocking of each short class).
 ``E12``     the thrashing model without packets: a continuous-time Markov chain over
             (admitted, probing) solved numerically, against a simulation of the same
             chain; useful utilization and data loss against the mean probe time.
@@ -165,6 +172,7 @@ def scenario(
     eps: float = 0.0,
     probe_time_s: float = 5.0,
     upsilon: float = 0.9,
+    link_bps: float = LINK_BPS,
 ) -> dict[str, Any]:
     """Return the single-bottleneck scenario of one design (``mbac`` for Measured Sum)."""
     out_of_band = design.startswith("out_of_band")
@@ -214,7 +222,7 @@ def scenario(
                 {
                     "from": "r",
                     "to": "dst",
-                    "rate": f"{LINK_BPS / 1e6:g}Mbps",
+                    "rate": f"{link_bps / 1e6:g}Mbps",
                     "delay": LINK_DELAY,
                     "queue": queue,
                 },
@@ -304,20 +312,164 @@ def _curve_points(
     algorithms: Sequence[str] = ("slow_start",),
     probe_times: Sequence[float] = (5.0,),
     mbac: bool = True,
+    case: str | None = None,
+    link_bps: float = LINK_BPS,
+    eps: Mapping[str, Sequence[float]] | None = None,
+    upsilon: Sequence[float] | None = None,
 ) -> list[Point]:
     out: list[Point] = []
+    extra: dict[str, Any] = {} if case is None else {"case": case, "capacity": link_bps}
     for d in designs:
         for alg in algorithms:
             for pt in probe_times:
-                for e in _eps(d, plan):
+                for e in (eps or {}).get(d, _eps(d, plan)):
                     params = {"exp": exp, "design": d, "algorithm": alg, "probe_s": pt, "x": e}
-                    sc = scenario(d, pops, plan, algorithm=alg, eps=e, probe_time_s=pt)
-                    out.append((params, sc))
+                    sc = scenario(
+                        d, pops, plan, algorithm=alg, eps=e, probe_time_s=pt, link_bps=link_bps
+                    )
+                    out.append(({**params, **extra}, sc))
     if mbac:
-        for u in plan.upsilon:
+        for u in plan.upsilon if upsilon is None else upsilon:
             params = {"exp": exp, "design": "mbac", "algorithm": "mbac", "probe_s": 0.0, "x": u}
-            out.append((params, scenario("mbac", pops, plan, upsilon=u)))
+            sc = scenario("mbac", pops, plan, upsilon=u, link_bps=link_bps)
+            out.append(({**params, **extra}, sc))
     return out
+
+
+#: E7's robustness scenarios: (label, populations, link rate). The video trace case is
+#: not run yet (it needs the synthetic long-range-dependent trace).
+MIX = (
+    Population("exp1", "EXP1", 14.0),
+    Population("exp2", "EXP2", 14.0),
+    Population("exp4", "EXP4", 14.0),
+    Population("poo1", "POO1", 14.0),
+)
+E7_CASES: dict[str, tuple[str, tuple[Population, ...], float]] = {
+    "a": ("EXP2 every 3.5 s", (Population("ac", "EXP2", 3.5),), LINK_BPS),
+    "b": ("EXP3 every 7 s", (Population("ac", "EXP3", 7.0),), LINK_BPS),
+    "c": ("POO1 every 3.5 s", (Population("ac", "POO1", 3.5),), LINK_BPS),
+    "e": ("mix of EXP1, EXP2, EXP4, POO1 every 3.5 s", MIX, LINK_BPS),
+    "f": ("EXP1 every 35 s on a 1 Mb/s link", (Population("ac", "EXP1", 35.0),), 1e6),
+}
+#: The fixed thresholds of E7's bar chart and of E9.
+FIXED_EPS = {"in_band": 0.01, "out_of_band": 0.05}
+
+
+def _fixed(design: str) -> float:
+    return FIXED_EPS["in_band" if design.startswith("in_band") else "out_of_band"]
+
+
+def _e7_points(plan: Plan) -> list[Point]:
+    out: list[Point] = []
+    for case, (_, pops, rate) in E7_CASES.items():
+        eps = {d: sorted({*_eps(d, plan), _fixed(d)}) for d in DESIGNS}
+        out += _curve_points("E7", pops, plan, DESIGNS, case=case, link_bps=rate, eps=eps)
+    return out
+
+
+def _e9_points(plan: Plan) -> list[Point]:
+    eps = {d: [_fixed(d)] for d in DESIGNS}
+    return _curve_points("E9", MIX, plan, DESIGNS, case="e", eps=eps, upsilon=(0.9,))
+
+
+#: E10: the backbone's routers and its three congested links.
+ROUTERS = ("R1", "R2", "R3", "R4")
+
+
+def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
+    """E10: a long class over the three backbone links and one cross class per link."""
+    out_of_band = design.startswith("out_of_band")
+    queue: dict[str, Any] = (
+        {"kind": "priority", "classes": 2, "limit": f"{BUFFER}p", "push_out": True}
+        if out_of_band
+        else {"kind": "droptail", "limit": f"{BUFFER}p"}
+    )
+    hosts = ["Ls", "Ld", "C1s", "C1d", "C2s", "C2d", "C3s", "C3d"]
+    links: list[dict[str, Any]] = []
+    for a, b in zip(ROUTERS, ROUTERS[1:], strict=False):
+        links.append(
+            {
+                "from": a,
+                "to": b,
+                "rate": f"{LINK_BPS / 1e6:g}Mbps",
+                "delay": LINK_DELAY,
+                "queue": queue,
+            }
+        )
+    attach = {
+        "Ls": "R1",
+        "Ld": "R4",
+        "C1s": "R1",
+        "C1d": "R2",
+        "C2s": "R2",
+        "C2d": "R3",
+        "C3s": "R3",
+        "C3d": "R4",
+    }
+    links += [{"from": h, "to": r} for h, r in attach.items()]
+    classes = {
+        "long": ("Ls", "Ld"),
+        "cross1": ("C1s", "C1d"),
+        "cross2": ("C2s", "C2d"),
+        "cross3": ("C3s", "C3d"),
+    }
+    traffic = []
+    for name, (a, b) in classes.items():
+        t = {
+            "name": name,
+            "from": a,
+            "to": b,
+            **_onoff("EXP1"),
+            "class": 1 if out_of_band else 0,
+            "per_flow": False,
+            # Half of E1's load for the long class and half for each cross class: every
+            # backbone link carries E1's total.
+            "calls": {"rate": f"{1 / 7.0:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"},
+        }
+        traffic.append(t)
+    endpoint: dict[str, Any] = {
+        "probe": [
+            {
+                "traffic": n,
+                "algorithm": "slow_start",
+                "epsilon": 0.0,
+                "probe_time": "5s",
+                "class": 0,
+            }
+            for n in classes
+        ]
+    }
+    if design.endswith("marking"):
+        endpoint["virtual_queue"] = [
+            {"link": f"{a}-{b}", "fraction": 0.9}
+            for a, b in zip(ROUTERS, ROUTERS[1:], strict=False)
+        ]
+    return {
+        "run": {
+            "duration": f"{plan.duration_s:g}s",
+            "warmup": f"{plan.warmup_s:g}s",
+            "link_metrics": [f"{a}-{b}" for a, b in zip(ROUTERS, ROUTERS[1:], strict=False)],
+        },
+        "topology": {
+            "kind": "graph",
+            "nodes": [*ROUTERS, *hosts],
+            "rate": "1Gbps",
+            "delay": "0.1ms",
+            "link": links,
+        },
+        "traffic": traffic,
+        "endpoint": endpoint,
+    }
+
+
+def _e10_points(plan: Plan) -> list[Point]:
+    return [
+        (
+            {"exp": "E10", "design": d, "algorithm": "slow_start", "probe_s": 5.0, "x": 0.0},
+            multihop_scenario(d, plan),
+        )
+        for d in DESIGNS
+    ]
 
 
 def _e8_points(plan: Plan) -> list[Point]:
@@ -346,6 +498,12 @@ def points(exp: str, plan: Plan) -> list[Point]:
         return _curve_points(exp, HIGH_POP, plan, (HIGH_LOAD[exp],), algorithms=ALGORITHMS)
     if exp == "E8":
         return _e8_points(plan)
+    if exp == "E7":
+        return _e7_points(plan)
+    if exp == "E9":
+        return _e9_points(plan)
+    if exp == "E10":
+        return _e10_points(plan)
     return []
 
 
@@ -356,9 +514,15 @@ def points(exp: str, plan: Plan) -> list[Point]:
 
 @dataclass
 class Shared:
-    """The runs of every selected experiment, made in one batch."""
+    """The runs of every selected experiment, made in one batch.
+
+    A scenario that two experiments share (Measured Sum at high load in E3–E6, E7's mix
+    at its fixed thresholds in E9) is run once; ``keys`` lists the run keys of each
+    experiment's points, so each finds it.
+    """
 
     runs: Runs
+    keys: dict[str, set[str]] = field(default_factory=dict)
 
 
 def estimate_cpu_s(plan: Plan, ids: Sequence[str]) -> float:
@@ -369,9 +533,23 @@ def estimate_cpu_s(plan: Plan, ids: Sequence[str]) -> float:
 
 def prepare(plan: Plan, ids: list[str], out_dir: Path, progress: bool) -> Shared:
     """Run (or reuse) every simulated point of the selected experiments at once."""
-    pts = [p for e in ids for p in points(e, plan)]
+    from qossim.studies.frame import point_key
+
+    per_exp = {e: points(e, plan) for e in ids}
+    keys = {
+        e: {point_key(sc, seed) for _, sc in pts for seed in plan.seeds}
+        for e, pts in per_exp.items()
+    }
+    pts = []
+    seen: set[str] = set()
+    for e in ids:
+        for params, sc in per_exp[e]:
+            k = point_key(sc, plan.seeds[0])
+            if k not in seen:
+                seen.add(k)
+                pts.append((params, sc))
     if progress and pts:
-        cpu = estimate_cpu_s(plan, ids)
+        cpu = len(pts) * len(plan.seeds) * plan.duration_s * COST_PER_SIM_S
         print(
             f"endpoint-admission: {len(pts)} points x {len(plan.seeds)} seeds, "
             f"{plan.duration_s:g} s each: about {cpu / 3600:.1f} CPU hours "
@@ -379,17 +557,35 @@ def prepare(plan: Plan, ids: list[str], out_dir: Path, progress: bool) -> Shared
             file=sys.stderr,
         )
     runs = Runs.run(pts, plan.seeds, out_dir, progress=progress, name="endpoint-admission")
-    return Shared(runs)
+    return Shared(runs, keys)
 
 
-def _rows(shared: Shared, **params: Any) -> list[dict[str, Any]]:
-    return shared.runs.select(**params)
+def _rows(shared: Shared, exp: str, **params: Any) -> list[dict[str, Any]]:
+    """Return the runs of experiment ``exp`` whose other parameters equal ``params``."""
+    mine = shared.keys.get(exp, set())
+    return [r for r in shared.runs.select(**params) if r["run_key"] in mine]
 
 
 def utilization(row: Mapping[str, Any]) -> float | None:
     """AC data bits delivered over the AC share's capacity, probes excluded."""
     v = row.get("endpoint.data_bps")
-    return None if v is None else float(v) / LINK_BPS
+    return None if v is None else float(v) / float(row.get("capacity") or LINK_BPS)
+
+
+def blocking(row: Mapping[str, Any], names: Sequence[str] | None = None) -> float | None:
+    """Blocked over offered calls of the named populations (all when None)."""
+    offered = blocked = 0.0
+    for key, value in row.items():
+        if not key.startswith("endpoint.") or value is None:
+            continue
+        parts = key.split(".")
+        if len(parts) != 3 or (names is not None and parts[1] not in names):
+            continue
+        if parts[2] == "offered_calls":
+            offered += float(value)
+        elif parts[2] == "blocked_calls":
+            blocked += float(value)
+    return blocked / offered if offered else None
 
 
 def _loss(row: Mapping[str, Any]) -> float | None:
@@ -412,38 +608,41 @@ def _label(design: str, algorithm: str = "", probe_s: float = 5.0) -> str:
 
 
 def curve_table_and_figure(
-    c: Context, exp: str, title: str, groups: Sequence[tuple[str, str, float]]
+    c: Context,
+    exp: str,
+    title: str,
+    groups: Sequence[tuple[str, str, float]],
+    case: str | None = None,
+    probe_rate_bps: float = SOURCES["EXP1"][0] * 1e3,
 ) -> None:
-    """Tabulate and plot the loss–load curves of ``exp``.
+    """Tabulate and plot the loss–load curves of ``exp`` (of its ``case``, if any).
 
     One curve per (design, algorithm, probe time) in ``groups``.
     """
     shared: Shared = c.shared
-    t = Table(f"{exp.lower()}_curves", title, row_label="curve, ε (or υ)")
+    sel: dict[str, Any] = {} if case is None else {"case": case}
+    tag = exp.lower() + (case or "")
+    name = exp + (f"({case})" if case else "")
+    t = Table(f"{tag}_curves", f"{name}: {title}", row_label="curve, ε (or υ)")
     fig, (ax,) = new_figure(size=(7.5, 4.8))
     floor_min = None
     for design, alg, probe_s in groups:
-        xs = sorted(
-            {
-                float(r["x"])
-                for r in _rows(shared, exp=exp, design=design, algorithm=alg, probe_s=probe_s)
-            }
-        )
+        picked = _rows(shared, exp=exp, design=design, algorithm=alg, probe_s=probe_s, **sel)
+        xs = sorted({float(r["x"]) for r in picked})
         us, ls = [], []
         label = _label(design, alg, probe_s)
         for x in xs:
-            rows = _rows(shared, exp=exp, design=design, algorithm=alg, probe_s=probe_s, x=x)
+            rows = [r for r in picked if float(r["x"]) == x]
             u = ci_of(utilization(r) for r in rows)
             loss = ci_of(_loss(r) for r in rows)
-            b = ci_of(float(r.get("endpoint.ac.blocking") or 0.0) for r in rows)
+            b = ci_of(blocking(r) for r in rows)
             key = "υ" if design == "mbac" else "ε"
             row = f"{label}, {key} = {x:g}"
             t.add_ci(row, "utilization", u)
             t.add_ci(row, "data loss", loss)
             t.add_ci(row, "blocking", b)
             if design == "in_band_dropping":
-                rate = SOURCES["EXP1"][0] * 1e3
-                t.add(row, "floor δ", loss_floor(PACKET * 8, rate, probe_s), runs=0)
+                t.add(row, "floor δ", loss_floor(PACKET * 8, probe_rate_bps, probe_s), runs=0)
                 if floor_min is None or loss.mean < floor_min[0]:
                     floor_min = (loss.mean, probe_s)
             us.append(u.mean)
@@ -454,16 +653,16 @@ def curve_table_and_figure(
     ax.set_yscale("log")
     ax.set_xlabel("utilization (fraction of the AC share)")
     ax.set_ylabel("data loss probability (log)")
-    ax.set_title(f"{exp}: loss–load curves ({len(c.plan.seeds)} seeds per point)", fontsize=10)
+    ax.set_title(f"{name}: loss–load curves ({len(c.plan.seeds)} seeds per point)", fontsize=10)
     ax.legend(fontsize=7)
     c.output.tables.append(t)
-    add_figure(c.output, c.out_dir, f"{exp.lower()}_loss_load", f"{exp}: {title}", fig)
+    add_figure(c.output, c.out_dir, f"{tag}_loss_load", f"{name}: {title}", fig)
     if floor_min is not None:
-        rate = SOURCES["EXP1"][0] * 1e3
         c.output.notes.append(
-            f"{exp}: smallest measured loss of in-band dropping {floor_min[0]:.2e} against the "
-            f"rule-of-thumb floor δ = {loss_floor(PACKET * 8, rate, floor_min[1]):.2e} "
-            f"({floor_min[1]:g} s probes at 256 kb/s, 1000-bit packets)."
+            f"{name}: smallest measured loss of in-band dropping {floor_min[0]:.2e} against the "
+            f"rule-of-thumb floor δ = "
+            f"{loss_floor(PACKET * 8, probe_rate_bps, floor_min[1]):.2e} ({floor_min[1]:g} s "
+            f"probes at {probe_rate_bps / 1e3:g} kb/s, 1000-bit packets)."
         )
 
 
@@ -571,6 +770,102 @@ def run_e12(c: Context) -> None:
     )
 
 
+def run_e7(c: Context) -> None:
+    """E7: robustness, loss–load curves per source scenario and loss at a fixed ε."""
+    shared: Shared = c.shared
+    groups = [(d, "slow_start", 5.0) for d in DESIGNS] + [("mbac", "mbac", 0.0)]
+    bars = Table(
+        "e7_fixed",
+        "E7: data loss at ε = 0.01 (in-band) and 0.05 (out-of-band), per scenario and design",
+        row_label="scenario",
+    )
+    for case, (label, pops, _) in E7_CASES.items():
+        rate = min(SOURCES[p.source][0] for p in pops) * 1e3
+        curve_table_and_figure(c, "E7", label, groups, case=case, probe_rate_bps=rate)
+        for d in DESIGNS:
+            rows = _rows(shared, exp="E7", case=case, design=d, x=_fixed(d))
+            bars.add_ci(f"({case}) {label}", DESIGN_LABELS[d], ci_of(_loss(r) for r in rows))
+    c.output.tables.append(bars)
+    fig, (ax,) = new_figure(size=(9, 4.5))
+    cases = list(E7_CASES)
+    width = 0.8 / len(DESIGNS)
+    for k, d in enumerate(DESIGNS):
+        vals = []
+        for case in cases:
+            cell = bars.cell(f"({case}) {E7_CASES[case][0]}", DESIGN_LABELS[d])
+            v = cell.get("value") if cell else None
+            vals.append(max(float(v), 1e-7) if v is not None else 1e-7)
+        ax.bar([i + k * width for i in range(len(cases))], vals, width, label=DESIGN_LABELS[d])
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cases))], [f"({x})" for x in cases])
+    ax.set_yscale("log")
+    ax.set_xlabel("scenario")
+    ax.set_ylabel("data loss probability (log)")
+    ax.legend(fontsize=7)
+    add_figure(c.output, c.out_dir, "e7_fixed_eps", "E7: loss at a fixed ε per scenario", fig)
+
+
+def run_e9(c: Context) -> None:
+    """E9: heterogeneous traffic, blocking of small against large flows."""
+    shared: Shared = c.shared
+    small = [p.name for p in MIX if SOURCES[p.source][0] == 256]
+    large = [p.name for p in MIX if SOURCES[p.source][0] == 1024]
+    t = Table(
+        "e9_blocking",
+        "E7's mix: blocking of small (256 kb/s) and large (1024 kb/s) flows",
+        row_label="design",
+    )
+    for d in (*DESIGNS, "mbac"):
+        rows = _rows(shared, exp="E9", design=d)
+        if not rows:
+            continue
+        x = float(rows[0]["x"])
+        label = f"{DESIGN_LABELS[d]} ({'υ' if d == 'mbac' else 'ε'} = {x:g})"
+        t.add_ci(label, "blocking small", ci_of(blocking(r, small) for r in rows))
+        t.add_ci(label, "blocking large", ci_of(blocking(r, large) for r in rows))
+        t.add_ci(label, "utilization", ci_of(utilization(r) for r in rows))
+        t.add_ci(label, "data loss", ci_of(_loss(r) for r in rows))
+    c.output.tables.append(t)
+
+
+def run_e10(c: Context) -> None:
+    """E10: multi-hop, loss and blocking of long and short flows, product approximation."""
+    shared: Shared = c.shared
+    t = Table(
+        "e10_multihop",
+        "four routers, three congested links each with E1's load, ε = 0",
+        row_label="design",
+    )
+    for d in DESIGNS:
+        rows = _rows(shared, exp="E10", design=d)
+        if not rows:
+            continue
+        label = DESIGN_LABELS[d]
+
+        def loss_of(r: Mapping[str, Any], names: Sequence[str]) -> float | None:
+            sent = sum(float(r.get(f"endpoint.{n}.data_sent") or 0) for n in names)
+            lost = sum(float(r.get(f"endpoint.{n}.data_lost") or 0) for n in names)
+            return lost / sent if sent else None
+
+        cross = ["cross1", "cross2", "cross3"]
+        t.add_ci(label, "loss long", ci_of(loss_of(r, ["long"]) for r in rows))
+        t.add_ci(label, "loss short", ci_of(loss_of(r, cross) for r in rows))
+        t.add_ci(label, "blocking long", ci_of(blocking(r, ["long"]) for r in rows))
+        for n in cross:
+            t.add_ci(label, f"blocking {n}", ci_of(blocking(r, [n]) for r in rows))
+
+        def product(r: Mapping[str, Any], cross: Sequence[str] = cross) -> float | None:
+            bs = [blocking(r, [n]) for n in cross]
+            if any(b is None for b in bs):
+                return None
+            out = 1.0
+            for b in bs:
+                out *= 1.0 - float(b or 0.0)
+            return 1.0 - out
+
+        t.add_ci(label, "product approximation", ci_of(product(r) for r in rows))
+    c.output.tables.append(t)
+
+
 def notes(plan: Plan, quick: bool) -> list[str]:
     """Return the notes printed under the tables."""
     out = [
@@ -599,7 +894,10 @@ EXPERIMENT_FUNCTIONS: dict[str, tuple[str, Any]] = {
         e: (f"high load: {DESIGN_LABELS[d]}, three algorithms", _high(e))
         for e, d in HIGH_LOAD.items()
     },
+    "E7": ("robustness: five source scenarios, loss at a fixed ε", run_e7),
     "E8": ("heterogeneous thresholds: blocking per population", run_e8),
+    "E9": ("heterogeneous traffic: blocking of small and large flows", run_e9),
+    "E10": ("multi-hop: long against short flows", run_e10),
     "E12": ("thrashing: Markov chain against its simulation", run_e12),
 }
 

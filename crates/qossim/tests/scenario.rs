@@ -371,3 +371,16 @@ fn a_graph_without_nodes_is_one_diagnostic() {
         "{msg}"
     );
 }
+
+#[test]
+fn calls_arrive_from_their_entry_start() {
+    // A start time used to be ignored by call arrivals. 10 calls/s from 50 s on, for the
+    // last 10 s of a 60-s run: about 100 calls (Poisson, sd 10), not 600.
+    let text = "[run]\nduration = \"60s\"\n[topology]\nkind = \"single_link\"\nrate = \"10Mbps\"\n\
+                [[traffic]]\nname = \"c\"\nfrom = \"a\"\nto = \"b\"\nmodel = \"cbr\"\nsize = \"100B\"\n\
+                interval = \"10ms\"\nstart = \"50s\"\n[traffic.calls]\nrate = \"10/s\"\nholding = \"exp:1s\"\n";
+    let sc = qossim::parse(text, "s.toml", std::path::Path::new("."), &[]).expect("valid");
+    let out = qossim::run(&sc, Some(1), &mut |_| true).expect("run");
+    let offered = out.summary["agent.traffic.c.offered_calls"].as_f64().unwrap();
+    assert!((60.0..=140.0).contains(&offered), "{offered}");
+}

@@ -25,6 +25,8 @@ Experiments (``--only E1 E8 …``):
 ``E10``     multi-hop: four routers, a long class over three congested links and one
             cross class per link (ε = 0): loss and blocking of long and short flows with
             the product approximation 1 − Π(1 − blocking of each short class).
+``E11``     coexistence with 20 TCP Reno connections in a legacy drop-tail router (AC
+            calls from 50 s, or TCP from 50 s): aggregate TCP throughput in 10-s intervals.
 ``E12``     the thrashing model without packets: a continuous-time Markov chain over
             (admitted, probing) solved numerically, against a simulation of the same
             chain; useful utilization and data loss against the mean probe time.
@@ -101,6 +103,9 @@ class Plan:
     #: E12: mean probe times (s) and the simulated time of its cross-check.
     probe_means: tuple[float, ...] = (10, 50, 100, 150, 200, 250, 300, 400, 600, 1000)
     e12_sim_s: float = 500_000.0
+    #: E11: thresholds and simulated time (no warm-up: the series is the result).
+    e11_eps: tuple[float, ...] = (0.0, 0.01, 0.05, 0.10)
+    e11_s: float = 600.0
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -114,6 +119,8 @@ QUICK = Plan(
     upsilon=(0.85, 0.95),
     probe_means=(10, 100, 200, 300, 600),
     e12_sim_s=200_000.0,
+    e11_eps=(0.0, 0.05),
+    e11_s=400.0,
 )
 #: For the test suite (``QOSSIM_ENDPOINT_PROFILE=tiny``): the plumbing, not the numbers.
 TINY = Plan(
@@ -125,6 +132,8 @@ TINY = Plan(
     upsilon=(0.9,),
     probe_means=(10, 200),
     e12_sim_s=20_000.0,
+    e11_eps=(0.05,),
+    e11_s=120.0,
 )
 
 #: Engine seconds per simulated second of one E1-like run (measured; for the estimate
@@ -462,6 +471,61 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
     }
 
 
+#: E11: TCP Reno connections sharing the legacy drop-tail router, and when each starts.
+TCP_FLOWS = 20
+LATE_S = 50.0
+#: E11's table averages the TCP throughput after this time (both classes present).
+SETTLED_S = 100.0
+
+
+def tcp_scenario(eps: float, order: str, plan: Plan) -> dict[str, Any]:
+    """E11: 20 TCP Reno and in-band probing AC flows in one drop-tail FIFO.
+
+    ``order`` is ``tcp_first`` (TCP at 0, AC calls from 50 s) or ``ac_first``.
+    """
+    sc = scenario("in_band_dropping", E1_POP, plan, eps=eps)
+    sc["run"] = {"duration": f"{plan.e11_s:g}s", "link_metrics": ["r-dst"]}
+    tcp_start, ac_start = (0.0, LATE_S) if order == "tcp_first" else (LATE_S, 0.0)
+    sc["topology"]["nodes"] = ["src", "tcp", "r", "dst"]
+    sc["topology"]["link"].append({"from": "tcp", "to": "r"})
+    sc["traffic"][0]["start"] = f"{ac_start:g}s"
+    sc["traffic"].append(
+        {
+            "name": "tcp",
+            "from": "tcp",
+            "to": "dst",
+            "model": "tcp",
+            "flows": TCP_FLOWS,
+            "packet_size": "1000B",
+            "start": f"{tcp_start:g}s",
+            "start_spread": "1s",
+        }
+    )
+    sc["metric"] = [
+        {"name": "tcp_bps", "kind": "group_throughput", "traffic": "tcp", "interval": "10s"},
+        {"name": "ac_bps", "kind": "group_throughput", "traffic": "ac", "interval": "10s"},
+    ]
+    return sc
+
+
+def _e11_points(plan: Plan) -> list[Point]:
+    return [
+        (
+            {
+                "exp": "E11",
+                "design": "in_band_dropping",
+                "algorithm": "slow_start",
+                "probe_s": 5.0,
+                "x": e,
+                "order": order,
+            },
+            tcp_scenario(e, order, plan),
+        )
+        for order in ("tcp_first", "ac_first")
+        for e in plan.e11_eps
+    ]
+
+
 def _e10_points(plan: Plan) -> list[Point]:
     return [
         (
@@ -504,6 +568,8 @@ def points(exp: str, plan: Plan) -> list[Point]:
         return _e9_points(plan)
     if exp == "E10":
         return _e10_points(plan)
+    if exp == "E11":
+        return _e11_points(plan)
     return []
 
 
@@ -866,6 +932,42 @@ def run_e10(c: Context) -> None:
     c.output.tables.append(t)
 
 
+def run_e11(c: Context) -> None:
+    """E11: coexistence with TCP, aggregate TCP throughput over 10-s intervals."""
+    shared: Shared = c.shared
+    plan: Plan = c.plan
+    t = Table(
+        "e11_tcp",
+        f"{TCP_FLOWS} TCP Reno connections and in-band probing flows in one drop-tail router",
+        row_label="order, ε",
+    )
+    fig, axes = new_figure(ncols=2, size=(11, 4.2))
+    for ax, order in zip(axes, ("tcp_first", "ac_first"), strict=True):
+        for e in plan.e11_eps:
+            rows = _rows(shared, exp="E11", order=order, x=e)
+            if not rows:
+                continue
+            label = f"{order.replace('_', ' ')}, ε = {e:g}"
+
+            def settled(r: Mapping[str, Any]) -> float | None:
+                ser = shared.runs.series(r, "tcp_bps")
+                vals = [v for tt, v in zip(ser["t"], ser["value"], strict=True) if tt > SETTLED_S]
+                return sum(vals) / len(vals) / 1e6 if vals else None
+
+            t.add_ci(label, f"TCP Mb/s after {SETTLED_S:g} s", ci_of(settled(r) for r in rows))
+            t.add_ci(label, "AC blocking", ci_of(blocking(r, ["ac"]) for r in rows))
+            # The 10-s series of the first seed.
+            ser = shared.runs.series(rows[0], "tcp_bps")
+            ax.plot(ser["t"], ser["value"] / 1e6, marker=".", label=f"ε = {e:g}")
+        first = "TCP at 0 s, AC from 50 s" if order == "tcp_first" else "AC at 0 s, TCP from 50 s"
+        ax.set_title(first, fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("aggregate TCP throughput (Mb/s)")
+        ax.legend(fontsize=7)
+    c.output.tables.append(t)
+    add_figure(c.output, c.out_dir, "e11_tcp", "E11: aggregate TCP throughput, 10-s intervals", fig)
+
+
 def notes(plan: Plan, quick: bool) -> list[str]:
     """Return the notes printed under the tables."""
     out = [
@@ -898,6 +1000,7 @@ EXPERIMENT_FUNCTIONS: dict[str, tuple[str, Any]] = {
     "E8": ("heterogeneous thresholds: blocking per population", run_e8),
     "E9": ("heterogeneous traffic: blocking of small and large flows", run_e9),
     "E10": ("multi-hop: long against short flows", run_e10),
+    "E11": ("coexistence with TCP in a drop-tail router", run_e11),
     "E12": ("thrashing: Markov chain against its simulation", run_e12),
 }
 

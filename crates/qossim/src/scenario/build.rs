@@ -179,6 +179,9 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                 if let Some(s) = c.stop {
                     g = g.stop_arrivals_at(s);
                 }
+                if t.start > 0 {
+                    g = g.start_arrivals_at(t.start);
+                }
                 g = g.with_per_flow(t.per_flow);
                 if let Some(m) = c.max_active {
                     g = g.with_admission(Box::new(MaxActive(m as usize)));

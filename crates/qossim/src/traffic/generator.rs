@@ -115,6 +115,7 @@ pub struct FlowGenerator {
     /// False: the calls' flows share their group's one record (no per-call memory).
     per_flow: bool,
     stop_arrivals: Time,
+    start_arrivals: Time,
     measure_from: Time,
     admission: Option<Box<dyn CallAdmission>>,
     rng: Rng,
@@ -131,6 +132,7 @@ pub struct FlowGenerator {
 }
 
 const MEASURE: u32 = 1;
+const OPEN: u32 = 2;
 
 impl FlowGenerator {
     /// A generator named `name` (its random stream and its flows' streams derive from the
@@ -157,6 +159,7 @@ impl FlowGenerator {
             jitter,
             per_flow: true,
             stop_arrivals: NEVER,
+            start_arrivals: 0,
             measure_from: 0,
             admission: None,
             rng: Rng::stream(seed, name),
@@ -170,6 +173,12 @@ impl FlowGenerator {
             measuring: true,
             pending: HashMap::new(),
         }
+    }
+
+    /// Calls start arriving at `t` (the first one an exponential time after it).
+    pub fn start_arrivals_at(mut self, t: Time) -> Self {
+        self.start_arrivals = t;
+        self
     }
 
     /// Calls stop arriving at `t`.
@@ -275,7 +284,11 @@ impl Agent for FlowGenerator {
         if !self.measuring {
             ctx.timer_at(self.measure_from, MEASURE);
         }
-        self.schedule_next(ctx);
+        if self.start_arrivals > ctx.now() {
+            ctx.timer_at(self.start_arrivals, OPEN);
+        } else {
+            self.schedule_next(ctx);
+        }
     }
 
     fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
@@ -284,6 +297,10 @@ impl Agent for FlowGenerator {
         if kind == MEASURE {
             self.measuring = true;
             self.active.reset_at(now);
+            return;
+        }
+        if kind == OPEN {
+            self.schedule_next(ctx);
             return;
         }
         let calls = match self.arrivals {

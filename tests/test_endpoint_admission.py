@@ -28,7 +28,7 @@ needs_engine = pytest.mark.skipif(
 
 def test_registered_with_its_experiments():
     assert "endpoint-admission" in studies.study_names()
-    assert ea.EXPERIMENTS == ["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E12"]
+    assert ea.EXPERIMENTS == ["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E11", "E12"]
 
 
 def test_scenario_files_are_current():
@@ -52,7 +52,7 @@ def test_sources_conform_to_their_token_rate():
     assert poo["on"] == "pareto:1.2:500ms"
     # Out-of-band: data one class above the probes, push-out on.
     oob = ea.scenario("out_of_band_marking", ea.E1_POP, ea.FULL, eps=0.1)
-    q = oob["topology"]["link"][1]["queue"]
+    q = oob["topology"]["link"][0]["queue"]
     assert q["kind"] == "priority" and q["push_out"] is True
     assert oob["traffic"][0]["class"] == 1 and oob["endpoint"]["probe"][0]["class"] == 0
     assert oob["endpoint"]["virtual_queue"][0]["fraction"] == 0.9

@@ -192,7 +192,8 @@ def scenario(
     )
     traffic = []
     for p in populations:
-        t = {"name": p.name, "from": "src", "to": "dst", **_onoff(p.source)}
+        # Flows enter at the router: the AC class is the queue of its output port.
+        t = {"name": p.name, "from": "r", "to": "dst", **_onoff(p.source)}
         t["class"] = 1 if out_of_band else 0
         t["per_flow"] = False
         t["calls"] = {"rate": f"{1 / p.tau:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"}
@@ -223,19 +224,10 @@ def scenario(
         },
         "topology": {
             "kind": "graph",
-            "nodes": ["src", "r", "dst"],
-            "rate": "1Gbps",
-            "delay": "0.1ms",
-            "link": [
-                {"from": "src", "to": "r"},
-                {
-                    "from": "r",
-                    "to": "dst",
-                    "rate": f"{link_bps / 1e6:g}Mbps",
-                    "delay": LINK_DELAY,
-                    "queue": queue,
-                },
-            ],
+            "nodes": ["r", "dst"],
+            "rate": f"{link_bps / 1e6:g}Mbps",
+            "delay": LINK_DELAY,
+            "link": [{"from": "r", "to": "dst", "queue": queue}],
         },
         "traffic": traffic,
         "endpoint": endpoint,
@@ -486,13 +478,11 @@ def tcp_scenario(eps: float, order: str, plan: Plan) -> dict[str, Any]:
     sc = scenario("in_band_dropping", E1_POP, plan, eps=eps)
     sc["run"] = {"duration": f"{plan.e11_s:g}s", "link_metrics": ["r-dst"]}
     tcp_start, ac_start = (0.0, LATE_S) if order == "tcp_first" else (LATE_S, 0.0)
-    sc["topology"]["nodes"] = ["src", "tcp", "r", "dst"]
-    sc["topology"]["link"].append({"from": "tcp", "to": "r"})
     sc["traffic"][0]["start"] = f"{ac_start:g}s"
     sc["traffic"].append(
         {
             "name": "tcp",
-            "from": "tcp",
+            "from": "r",
             "to": "dst",
             "model": "tcp",
             "flows": TCP_FLOWS,

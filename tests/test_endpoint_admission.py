@@ -28,7 +28,20 @@ needs_engine = pytest.mark.skipif(
 
 def test_registered_with_its_experiments():
     assert "endpoint-admission" in studies.study_names()
-    assert ea.EXPERIMENTS == ["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E11", "E12"]
+    assert ea.EXPERIMENTS == [
+        "E1",
+        "E2",
+        "E3",
+        "E4",
+        "E5",
+        "E6",
+        "E7",
+        "E8",
+        "E9",
+        "E10",
+        "E11",
+        "E12",
+    ]
 
 
 def test_scenario_files_are_current():
@@ -122,10 +135,17 @@ def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @needs_engine
 def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
     out = tmp_path / "ea"
-    proc = _reproduce(tmp_path, "--only", "E1", "E8", "E12", "--format", "json", "--out", str(out))
+    proc = _reproduce(
+        tmp_path, "--only", "E1", "E8", "E11", "E12", "--format", "json", "--out", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert {r["table"] for r in records} == {"e1_curves", "e8_blocking", "e12_thrashing"}
+    assert {r["table"] for r in records} == {
+        "e1_curves",
+        "e8_blocking",
+        "e11_tcp",
+        "e12_thrashing",
+    }
     e1 = [r for r in records if r["table"] == "e1_curves"]
     # Every design's curve at every threshold of the profile, and Measured Sum.
     rows = {r["row"] for r in e1}
@@ -137,5 +157,31 @@ def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
     for r in e1:
         if r["column"] == "utilization":
             assert 0 < r["value"] < 1 and r["runs"] == 2
-    for name in ("e1_loss_load", "e12_thrashing"):
+    # TCP keeps a share of the drop-tail router whichever starts first.
+    for r in records:
+        if r["table"] == "e11_tcp" and r["column"].startswith("TCP Mb/s"):
+            assert 0 < r["value"] < 10, r
+    for name in ("e1_loss_load", "e11_tcp", "e12_thrashing"):
         assert (out / "figures" / f"{name}.png").stat().st_size > 5000
+
+
+@needs_engine
+def test_an_experiment_is_identical_on_dask(tmp_path):
+    """The same records whether the runs execute locally or on a local Dask cluster."""
+    got = {}
+    for backend in ("local", "dask"):
+        proc = _reproduce(
+            tmp_path,
+            "--only",
+            "E8",
+            "--format",
+            "json",
+            "--backend",
+            backend,
+            "--out",
+            str(tmp_path / backend),
+        )
+        assert proc.returncode == 0, proc.stderr
+        got[backend] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert got["local"] == got["dask"]
+    assert len(got["local"]) > 0

@@ -94,7 +94,8 @@ class Model:
             admitted += w * a
         return Measures(
             useful_utilization=delivered / self.capacity,
-            data_loss=(sent - delivered) / sent if sent > 0 else 0.0,
+            # Undefined when (almost) nothing is admitted: the ratio of two vanishing masses.
+            data_loss=(sent - delivered) / sent if sent > 1e-9 else math.nan,
             mean_probing=probing,
             mean_admitted=admitted,
         )

@@ -381,6 +381,8 @@ fn calls_arrive_from_their_entry_start() {
                 interval = \"10ms\"\nstart = \"50s\"\n[traffic.calls]\nrate = \"10/s\"\nholding = \"exp:1s\"\n";
     let sc = qossim::parse(text, "s.toml", std::path::Path::new("."), &[]).expect("valid");
     let out = qossim::run(&sc, Some(1), &mut |_| true).expect("run");
-    let offered = out.summary["agent.traffic.c.offered_calls"].as_f64().unwrap();
+    let offered = out.summary["agent.traffic.c.offered_calls"]
+        .as_f64()
+        .unwrap();
     assert!((60.0..=140.0).contains(&offered), "{offered}");
 }

@@ -3,23 +3,12 @@
 //! point-to-multipoint source follows its slowest branch under every consolidation
 //! variant, no link carries more than its rate, and the `[abr]` section's diagnostics.
 
+mod common;
+
+use common::run;
 use qossim::scenario::RunOutput;
 use serde_json::{Map, Value};
 use std::path::Path;
-
-fn run(text: &str) -> RunOutput {
-    let sc = match qossim::parse(text, "s.toml", Path::new("."), &[]) {
-        Ok(s) => s,
-        Err(d) => panic!(
-            "unexpected diagnostics:\n{}",
-            d.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        ),
-    };
-    qossim::run(&sc, None, &mut |_| true).expect("run")
-}
 
 fn num(m: &Map<String, Value>, k: &str) -> f64 {
     m.get(k)
@@ -143,7 +132,7 @@ fn parking_lot_converges_to_max_min_fair_rates() {
         30.0,
         20.0,
     );
-    let out = run(&text);
+    let out = run(&text, 1);
     let cap = vec![U_LAN * 155.52; 3];
     let paths = vec![vec![0, 1, 2], vec![0], vec![1], vec![1, 2], vec![2]];
     let want = water_fill(&paths, &cap);
@@ -179,7 +168,7 @@ fn fork_converges_to_max_min_fair_rates() {
         30.0,
         20.0,
     );
-    let out = run(&text);
+    let out = run(&text, 1);
     let cap = vec![U_LAN * 155.52, U_LAN * 155.52, U_LAN * 50.0];
     let paths = vec![vec![0, 1], vec![0, 2], vec![0, 2], vec![1]];
     let want = water_fill(&paths, &cap);
@@ -194,14 +183,17 @@ fn p2mp(variant: &str) -> RunOutput {
     // P multicasts to a host behind SW1 (full rate) and one behind SW2, reached over a
     // 50 Mb/s link that a unicast connection U shares.
     let extra = format!("consolidation = \"{variant}\"\nbranch_timeout = \"2ms\"\n");
-    run(&network(
-        &["SW1", "SW2"],
-        &[("SW1", "SW2", 50.0)],
-        &[("P", "SW1", &["SW1", "SW2"]), ("U", "SW1", &["SW2"])],
-        &extra,
-        40.0,
-        25.0,
-    ))
+    run(
+        &network(
+            &["SW1", "SW2"],
+            &[("SW1", "SW2", 50.0)],
+            &[("P", "SW1", &["SW1", "SW2"]), ("U", "SW1", &["SW2"])],
+            &extra,
+            40.0,
+            25.0,
+        ),
+        1,
+    )
 }
 
 #[test]
@@ -287,7 +279,7 @@ fn vbr_takes_priority_and_abr_uses_the_rest() {
         "[[topology.link]]\nfrom = \"HV\"\nto = \"SW1\"\n[[topology.link]]\nfrom = \"SW2\"\nto = \"DV\"\n[abr]\n",
     );
     text += "[[abr.vc]]\nname = \"V\"\nsource = \"HV\"\ndestinations = [\"DV\"]\ntype = \"vbr\"\non = \"1s\"\noff = \"0s\"\n";
-    let out = run(&text);
+    let out = run(&text, 1);
     let want = U_LAN * 155.52 - 124.416;
     close(
         num(&out.summary, "abr.vc.A.acr_mean_mbps"),

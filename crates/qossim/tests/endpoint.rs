@@ -4,26 +4,11 @@
 //! Measured Sum hold the loss down under overload where no admission control does not;
 //! and the `[endpoint]` section's diagnostics.
 
-use qossim::scenario::RunOutput;
+mod common;
+
+use common::run;
 use serde_json::{Map, Value};
 use std::path::Path;
-
-fn parse(text: &str) -> qossim::scenario::Scenario {
-    match qossim::parse(text, "s.toml", Path::new("."), &[]) {
-        Ok(s) => s,
-        Err(d) => panic!(
-            "unexpected diagnostics:\n{}",
-            d.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        ),
-    }
-}
-
-fn run(text: &str) -> RunOutput {
-    qossim::run(&parse(text), None, &mut |_| true).expect("run")
-}
 
 fn num(m: &Map<String, Value>, k: &str) -> f64 {
     m.get(k)
@@ -95,7 +80,7 @@ fn light_load_admits_everyone_and_loses_nothing() {
             for alg in ["simple", "early_reject", "slow_start"] {
                 // Probes in class 0: with data's in-band, one class below it out-of-band.
                 let text = scenario(60.0, design, &probe(alg, 0.0, 0, marking), 1500.0, 300.0);
-                let out = run(&text);
+                let out = run(&text, 1);
                 let s = &out.summary;
                 let what = format!("{design} marking={marking} {alg}");
                 assert!(num(s, "endpoint.ac.offered_calls") >= 10.0, "{what}");
@@ -118,7 +103,7 @@ fn out_of_band_push_out_removes_only_probes() {
         900.0,
         100.0,
     );
-    let sc = parse(&text);
+    let sc = common::parse(&text).expect("valid");
     let mut w = qossim::build(&sc, 7).expect("build");
     w.run_until(qossim::time::secs(900.0));
     let l = w.net.link_id("r-dst").unwrap();
@@ -138,7 +123,7 @@ fn marking_marks_before_the_real_queue_drops() {
         1500.0,
         300.0,
     );
-    let out = run(&text);
+    let out = run(&text, 1);
     let s = &out.summary;
     let marked = num(s, "link.r-dst.vq_marked");
     let seen = num(s, "link.r-dst.vq_seen");
@@ -150,26 +135,32 @@ fn marking_marks_before_the_real_queue_drops() {
 #[test]
 fn admission_control_holds_loss_down_under_overload() {
     // E1's load (110 % of the link): without admission the queue overflows all the time.
-    let none = run(&scenario(3.5, "in_band", "", 1500.0, 300.0));
+    let none = run(&scenario(3.5, "in_band", "", 1500.0, 300.0), 1);
     let loss_none = {
         let s = &none.summary;
         1.0 - num(s, "group.ac.rx_pkts") / num(s, "group.ac.sent_pkts")
     };
     assert!(loss_none > 0.05, "{loss_none}");
-    let probing = run(&scenario(
-        3.5,
-        "in_band",
-        &probe("slow_start", 0.01, 0, false),
-        1500.0,
-        300.0,
-    ));
-    let mbac = run(&scenario(
-        3.5,
-        "in_band",
-        "[endpoint]\n[[endpoint.mbac]]\ntraffic = \"ac\"\nlink = \"r-dst\"\ntarget = 0.9\n",
-        1500.0,
-        300.0,
-    ));
+    let probing = run(
+        &scenario(
+            3.5,
+            "in_band",
+            &probe("slow_start", 0.01, 0, false),
+            1500.0,
+            300.0,
+        ),
+        1,
+    );
+    let mbac = run(
+        &scenario(
+            3.5,
+            "in_band",
+            "[endpoint]\n[[endpoint.mbac]]\ntraffic = \"ac\"\nlink = \"r-dst\"\ntarget = 0.9\n",
+            1500.0,
+            300.0,
+        ),
+        1,
+    );
     for (name, out) in [("probing", &probing), ("mbac", &mbac)] {
         let s = &out.summary;
         let loss = num(s, "endpoint.ac.data_loss");

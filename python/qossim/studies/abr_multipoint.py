@@ -34,7 +34,7 @@ from typing import Any
 
 from qossim import _toml
 from qossim.studies import StudyOutput, Table
-from qossim.studies.frame import Context, Experiment, Profiles, Runs, Study, add_figure
+from qossim.studies.frame import Context, Experiment, Profiles, Runs, Study, add_figure, write_files
 
 TITLE = "ATM ABR point-to-multipoint flow control with ERICA"
 
@@ -476,13 +476,7 @@ def write_scenario_files(
     directory: str | os.PathLike[str] = "studies/abr-multipoint",
 ) -> list[Path]:
     """Write :func:`scenario_files` under ``directory`` and return their paths."""
-    paths = []
-    for name, text in scenario_files().items():
-        p = Path(directory) / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-        paths.append(p)
-    return paths
+    return write_files(scenario_files(), directory)
 
 
 # ============================================================================

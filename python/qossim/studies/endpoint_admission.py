@@ -55,6 +55,7 @@ from qossim.studies.frame import (
     add_figure,
     ci_of,
     new_figure,
+    write_files,
 )
 
 TITLE = "Endpoint admission control vs Measured Sum MBAC"
@@ -269,13 +270,7 @@ def write_scenario_files(
     directory: str | os.PathLike[str] = "studies/endpoint-admission",
 ) -> list[Path]:
     """Write :func:`scenario_files` under ``directory`` and return their paths."""
-    paths = []
-    for name, text in scenario_files().items():
-        p = Path(directory) / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-        paths.append(p)
-    return paths
+    return write_files(scenario_files(), directory)
 
 
 def loss_floor(packet_bits: float, rate_bps: float, probe_s: float) -> float:

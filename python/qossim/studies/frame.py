@@ -58,6 +58,7 @@ __all__ = [
     "run_table",
     "same",
     "set_path",
+    "write_files",
 ]
 
 #: Confidence level of every interval a study reports.
@@ -138,6 +139,21 @@ def expand_grid(
         list(zip(paths, combo, strict=True))
         for combo in itertools.product(*(values for _, values in grid))
     ]
+
+
+def write_files(files: Mapping[str, str], directory: str | os.PathLike[str]) -> list[Path]:
+    """Write ``files`` (name relative to ``directory`` -> text) and return their paths.
+
+    Studies keep their scenario files generated from their own declarations with it
+    (and a test compares the committed files with what the study generates).
+    """
+    paths = []
+    for name, text in files.items():
+        path = Path(directory) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 # ----------------------------------------------------------------------------

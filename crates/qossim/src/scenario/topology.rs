@@ -596,12 +596,7 @@ fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
         cx.error(t.line(), &t.key_path(key), "missing (required)");
         return None;
     }
-    let n = t.uint(cx, key)?;
-    if n < lo || n > hi {
-        t.error(cx, key, format!("must be between {lo} and {hi}, got {n}"));
-        return None;
-    }
-    Some(n)
+    t.uint_in(cx, key, lo, hi)
 }
 
 /// Reads `[topology]` and the per-link `[links."NAME"]` overrides.

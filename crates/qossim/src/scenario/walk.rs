@@ -276,6 +276,16 @@ impl<'a> Tbl<'a> {
         Some(x)
     }
 
+    /// A non-negative integer between `lo` and `hi` (inclusive).
+    pub fn uint_in(&self, cx: &Cx, key: &str, lo: u64, hi: u64) -> Option<u64> {
+        let n = self.uint(cx, key)?;
+        if n < lo || n > hi {
+            self.error(cx, key, format!("must be between {lo} and {hi}, got {n}"));
+            return None;
+        }
+        Some(n)
+    }
+
     /// A non-negative integer.
     pub fn uint(&self, cx: &Cx, key: &str) -> Option<u64> {
         let (v, line) = self.value(cx, key)?;

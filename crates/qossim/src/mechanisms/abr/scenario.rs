@@ -184,12 +184,8 @@ fn read_params(cx: &Cx, t: &Tbl, p: &mut SourceParams) -> bool {
     ok &= time_key(cx, t, "trm", true, &mut p.trm);
     ok &= time_key(cx, t, "adtf", true, &mut p.adtf);
     if t.has("nrm") {
-        match t.uint(cx, "nrm") {
-            Some(n) if (2..=256).contains(&n) => p.nrm = n as u32,
-            Some(n) => {
-                t.error(cx, "nrm", format!("must be between 2 and 256, got {n}"));
-                ok = false;
-            }
+        match t.uint_in(cx, "nrm", 2, 256) {
+            Some(n) => p.nrm = n as u32,
             None => ok = false,
         }
     }
@@ -303,16 +299,8 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
             }
             let mut req = 16u64;
             if t.has("request_cells") {
-                match t.uint(cx, "request_cells") {
-                    Some(v) if (1..=1000).contains(&v) => req = v,
-                    Some(v) => {
-                        t.error(
-                            cx,
-                            "request_cells",
-                            format!("must be between 1 and 1000, got {v}"),
-                        );
-                        ok = false;
-                    }
+                match t.uint_in(cx, "request_cells", 1, 1000) {
+                    Some(v) => req = v,
                     None => ok = false,
                 }
             }
@@ -406,16 +394,8 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
     ok &= fraction(cx, t, "target_utilization", &mut erica.target);
     ok &= time_key(cx, t, "averaging_time", true, &mut erica.max_interval);
     if t.has("averaging_cells") {
-        match t.uint(cx, "averaging_cells") {
-            Some(n) if (1..=1_000_000).contains(&n) => erica.cells = n as u32,
-            Some(n) => {
-                t.error(
-                    cx,
-                    "averaging_cells",
-                    format!("must be between 1 and 1000000, got {n}"),
-                );
-                ok = false;
-            }
+        match t.uint_in(cx, "averaging_cells", 1, 1_000_000) {
+            Some(n) => erica.cells = n as u32,
             None => ok = false,
         }
     }

@@ -281,18 +281,7 @@ fn read_mbac(cx: &Cx, t: &Tbl, core: &Core) -> Option<MbacEntry> {
     };
     let sample = positive_time(cx, t, "sample", millis(500.0));
     let window = if t.has("window") {
-        t.uint(cx, "window").and_then(|w| {
-            if (1..=1000).contains(&w) {
-                Some(w as usize)
-            } else {
-                t.error(
-                    cx,
-                    "window",
-                    format!("must be between 1 and 1000 samples, got {w}"),
-                );
-                None
-            }
-        })
+        t.uint_in(cx, "window", 1, 1000).map(|w| w as usize)
     } else {
         Some(3)
     };

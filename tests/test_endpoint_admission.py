@@ -185,3 +185,41 @@ def test_an_experiment_is_identical_on_dask(tmp_path):
         got[backend] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert got["local"] == got["dask"]
     assert len(got["local"]) > 0
+
+
+def test_synthetic_video_trace_is_long_range_dependent_and_conforms():
+    import math
+
+    import numpy as np
+
+    from qossim.studies import video_trace as vt
+
+    # Fractional Gaussian noise: the variance of block means falls as m^(2H-2).
+    x = np.array(vt.fgn(1 << 14, 0.8, seed=3))
+    v1 = x.var()
+    v64 = x[: len(x) // 64 * 64].reshape(-1, 64).mean(1).var()
+    hurst = 1 + math.log(v64 / v1) / math.log(64) / 2
+    assert 0.7 < hurst < 0.9, hurst
+    # The shaped trace conforms to the bucket from a full bucket at any offset.
+    spec = vt.VideoSpec(frames=1 << 12, mean_bps=600e3)
+    shaped = vt.shape(vt.frames(spec), spec)
+    packets = sum(math.ceil(f / spec.packet_bytes) * spec.packet_bytes for f in vt.frames(spec))
+    assert sum(shaped) < packets  # at this mean some packets are dropped
+    per_frame = spec.token_bps / spec.fps
+    for start in (0, 777, 3000, len(shaped) - 5):
+        tokens = spec.bucket_bits
+        for i in range(start, start + len(shaped)):
+            tokens = min(spec.bucket_bits, tokens + per_frame)
+            tokens -= shaped[i % len(shaped)] * 8
+            assert tokens >= -1e-6, (start, i)
+
+
+def test_video_trace_file_is_labelled_synthetic(tmp_path):
+    from qossim.studies import video_trace as vt
+
+    p = vt.write(tmp_path / "v.trace", vt.VideoSpec(frames=256))
+    head = p.read_text().splitlines()[0]
+    assert "SYNTHETIC" in head
+    sc = ea.scenario("in_band_dropping", (ea.Population("v", "VIDEO", 8.0),), ea.TINY)
+    assert sc["traffic"][0]["model"] == "trace"
+    assert sc["endpoint"]["probe"][0]["rate"] == "800kbps"

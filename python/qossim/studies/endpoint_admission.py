@@ -18,7 +18,8 @@ Experiments (``--only E1 E8 …``):
             algorithms, with MBAC.
 ``E7``      robustness: EXP2 (a), EXP3 (b), POO1 (c), a mix of EXP1, EXP2, EXP4 and POO1
             (e), EXP1 on a 1 Mb/s link (f): loss–load curves and the loss at a fixed ε
-            (0.01 in-band, 0.05 out-of-band). The video-trace case (d) is not run yet.
+            (0.01 in-band, 0.05 out-of-band); (d) replays a synthetic long-range-dependent
+            video trace (200-byte packets, token bucket 800 kb/s, 200 kb) every 8 s.
 ``E8``      E1's load in two populations, ε = 0 and ε = 0.05 (in-band) or 0.20
             (out-of-band): blocking of each.
 ``E9``      E7's mix: blocking of small (256 kb/s) against large (1024 kb/s) flows.
@@ -108,6 +109,8 @@ class Plan:
     e11_eps: tuple[float, ...] = (0.0, 0.01, 0.05, 0.10)
     e11_s: float = 600.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Where the synthetic video trace is written ("": the system's temporary folder).
+    trace_dir: str = ""
 
 
 FULL = Plan(duration_s=14_000, warmup_s=2_000, seeds=tuple(range(1, 8)))
@@ -157,6 +160,35 @@ class Population:
     eps: float | None = None
 
 
+#: The video source: 200-byte packets, token rate 800 kb/s (its probe rate).
+VIDEO_PACKET = 200
+VIDEO_TOKEN_BPS = 800e3
+
+
+def video_file(directory: str = "") -> str:
+    """Return the synthetic video trace's path, writing it first if it is not there."""
+    import tempfile
+
+    from qossim.studies import video_trace
+
+    spec = video_trace.VideoSpec()
+    name = f"video-synthetic-h{spec.hurst:g}-s{spec.seed}.trace"
+    path = Path(directory or tempfile.gettempdir()) / name
+    if not path.exists():
+        video_trace.write(path, spec)
+    return str(path.resolve())
+
+
+def _model(source: str, plan: Plan) -> dict[str, Any]:
+    if source == "VIDEO":
+        return {"model": "trace", "trace": video_file(plan.trace_dir), "size": f"{VIDEO_PACKET}B"}
+    return _onoff(source)
+
+
+def _token_rate(source: str) -> float:
+    return VIDEO_TOKEN_BPS if source == "VIDEO" else SOURCES[source][0] * 1e3
+
+
 def _onoff(source: str) -> dict[str, Any]:
     rate_kbps, on_ms, off_ms, law = SOURCES[source]
     interval_ms = PACKET * 8 / rate_kbps
@@ -194,7 +226,7 @@ def scenario(
     traffic = []
     for p in populations:
         # Flows enter at the router: the AC class is the queue of its output port.
-        t = {"name": p.name, "from": "r", "to": "dst", **_onoff(p.source)}
+        t = {"name": p.name, "from": "r", "to": "dst", **_model(p.source, plan)}
         t["class"] = 1 if out_of_band else 0
         t["per_flow"] = False
         t["calls"] = {"rate": f"{1 / p.tau:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"}
@@ -204,6 +236,9 @@ def scenario(
         endpoint["mbac"] = [
             {"traffic": p.name, "link": "r-dst", "target": upsilon} for p in populations
         ]
+        for e, p in zip(endpoint["mbac"], populations, strict=True):
+            if p.source == "VIDEO":
+                e["rate"] = f"{VIDEO_TOKEN_BPS / 1e3:g}kbps"
     else:
         endpoint["probe"] = [
             {
@@ -215,6 +250,9 @@ def scenario(
             }
             for p in populations
         ]
+        for e, p in zip(endpoint["probe"], populations, strict=True):
+            if p.source == "VIDEO":
+                e["rate"] = f"{VIDEO_TOKEN_BPS / 1e3:g}kbps"
         if design.endswith("marking"):
             endpoint["virtual_queue"] = [{"link": "r-dst", "fraction": 0.9}]
     return {
@@ -332,8 +370,8 @@ def _curve_points(
     return out
 
 
-#: E7's robustness scenarios: (label, populations, link rate). The video trace case is
-#: not run yet (it needs the synthetic long-range-dependent trace).
+#: E7's robustness scenarios: (label, populations, link rate). (d) replays the synthetic
+#: video trace of :mod:`qossim.studies.video_trace`.
 MIX = (
     Population("exp1", "EXP1", 14.0),
     Population("exp2", "EXP2", 14.0),
@@ -344,6 +382,7 @@ E7_CASES: dict[str, tuple[str, tuple[Population, ...], float]] = {
     "a": ("EXP2 every 3.5 s", (Population("ac", "EXP2", 3.5),), LINK_BPS),
     "b": ("EXP3 every 7 s", (Population("ac", "EXP3", 7.0),), LINK_BPS),
     "c": ("POO1 every 3.5 s", (Population("ac", "POO1", 3.5),), LINK_BPS),
+    "d": ("synthetic video trace every 8 s", (Population("ac", "VIDEO", 8.0),), LINK_BPS),
     "e": ("mix of EXP1, EXP2, EXP4, POO1 every 3.5 s", MIX, LINK_BPS),
     "f": ("EXP1 every 35 s on a 1 Mb/s link", (Population("ac", "EXP1", 35.0),), 1e6),
 }
@@ -584,8 +623,11 @@ def estimate_cpu_s(plan: Plan, ids: Sequence[str]) -> float:
 
 def prepare(plan: Plan, ids: list[str], out_dir: Path, progress: bool) -> Shared:
     """Run (or reuse) every simulated point of the selected experiments at once."""
+    import dataclasses
+
     from qossim.studies.frame import point_key
 
+    plan = dataclasses.replace(plan, trace_dir=str(Path(out_dir) / "traces"))
     per_exp = {e: points(e, plan) for e in ids}
     keys = {
         e: {point_key(sc, seed) for _, sc in pts for seed in plan.seeds}
@@ -831,7 +873,7 @@ def run_e7(c: Context) -> None:
         row_label="scenario",
     )
     for case, (label, pops, _) in E7_CASES.items():
-        rate = min(SOURCES[p.source][0] for p in pops) * 1e3
+        rate = min(_token_rate(p.source) for p in pops)
         curve_table_and_figure(c, "E7", label, groups, case=case, probe_rate_bps=rate)
         for d in DESIGNS:
             rows = _rows(shared, exp="E7", case=case, design=d, x=_fixed(d))

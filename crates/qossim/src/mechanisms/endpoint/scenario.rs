@@ -117,7 +117,9 @@ fn peak_rate(m: &SourceModel) -> Option<f64> {
 
 fn packet_size(m: &SourceModel) -> Option<u32> {
     match m {
-        SourceModel::Cbr { size, .. } | SourceModel::OnOff { size, .. } => Some(*size),
+        SourceModel::Cbr { size, .. }
+        | SourceModel::OnOff { size, .. }
+        | SourceModel::Trace { size, .. } => Some(*size),
         _ => None,
     }
 }
@@ -150,11 +152,25 @@ fn call_entry(cx: &Cx, t: &Tbl, core: &Core) -> Option<(usize, SourceModel)> {
     }
     match &e.model {
         TrafficModel::Source(m) if peak_rate(m).is_some() => Some((i, m.clone())),
+        // A trace has no burst rate of its own: the entry gives its token rate.
+        TrafficModel::Source(m @ SourceModel::Trace { .. }) if t.has("rate") => {
+            Some((i, m.clone()))
+        }
+        TrafficModel::Source(SourceModel::Trace { .. }) => {
+            t.error(
+                cx,
+                "rate",
+                format!("missing: traffic entry {name:?} replays a trace; give its token rate"),
+            );
+            None
+        }
         _ => {
             t.error(
                 cx,
                 "traffic",
-                format!("traffic entry {name:?}: admission needs a \"cbr\" or \"onoff\" model (a token rate)"),
+                format!(
+                    "traffic entry {name:?}: admission needs a \"cbr\", \"onoff\" or \"trace\" model (a token rate)"
+                ),
             );
             None
         }
@@ -248,7 +264,7 @@ fn read_probe(cx: &Cx, t: &Tbl, core: &Core) -> Option<ProbeEntry> {
         Some(u8::MAX)
     };
     let (i, model) = entry?;
-    let rate = rate_or(cx, t, peak_rate(&model).expect("checked"));
+    let rate = rate_or(cx, t, peak_rate(&model).unwrap_or(0.0));
     t.finish(cx, PROBE_KEYS);
     let class = match class? {
         u8::MAX => core.traffic[i].class,
@@ -286,7 +302,7 @@ fn read_mbac(cx: &Cx, t: &Tbl, core: &Core) -> Option<MbacEntry> {
         Some(3)
     };
     let (i, model) = entry?;
-    let rate = rate_or(cx, t, peak_rate(&model).expect("checked"));
+    let rate = rate_or(cx, t, peak_rate(&model).unwrap_or(0.0));
     t.finish(cx, MBAC_KEYS);
     Some(MbacEntry {
         traffic: i,

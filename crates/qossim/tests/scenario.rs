@@ -386,3 +386,16 @@ fn calls_arrive_from_their_entry_start() {
         .unwrap();
     assert!((60.0..=140.0).contains(&offered), "{offered}");
 }
+
+#[test]
+fn an_on_off_source_needs_an_on_period() {
+    // Found by the fuzzer: a zero on period overflowed the source's packet clock.
+    let text = "[run]\nduration = \"1s\"\n[topology]\nkind = \"single_link\"\nrate = \"10Mbps\"\n\
+                [[traffic]]\nname = \"x\"\nfrom = \"a\"\nto = \"b\"\nmodel = \"onoff\"\nsize = \"100B\"\n\
+                interval = \"1ms\"\non = \"0s\"\noff = \"exp:1s\"\n";
+    let d = qossim::parse(text, "s.toml", std::path::Path::new("."), &[]).unwrap_err();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0]
+        .to_string()
+        .contains("traffic.0.on: the mean on period must be positive"));
+}

@@ -744,7 +744,16 @@ fn read_source_model(cx: &Cx, t: &Tbl, name: &str, base: &Path) -> Option<Source
         }),
         "onoff" => {
             let (s, i) = (size(cx, None), interval(cx));
-            let on = period(cx, t, "on", 0.5);
+            // An on period of zero length would never send (and its packet clock never
+            // advances): refused. A zero off period is a CBR source.
+            let on = period(cx, t, "on", 0.5).and_then(|p| {
+                if p.mean() > 0.0 {
+                    Some(p)
+                } else {
+                    t.error(cx, "on", "the mean on period must be positive");
+                    None
+                }
+            });
             let off = period(cx, t, "off", 0.5);
             Some(SourceModel::OnOff {
                 size: s?,

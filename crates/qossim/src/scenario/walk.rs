@@ -276,6 +276,44 @@ impl<'a> Tbl<'a> {
         Some(x)
     }
 
+    /// Reads the optional fraction `key` (0 < v ≤ 1) into `slot`; false if it is there
+    /// but wrong (reported).
+    pub fn fraction_into(&self, cx: &Cx, key: &str, slot: &mut f64) -> bool {
+        if !self.has(key) {
+            return true;
+        }
+        match self.num_in(cx, key, 0.0, 1.0) {
+            Some(v) if v > 0.0 => {
+                *slot = v;
+                true
+            }
+            Some(_) => {
+                self.error(cx, key, "must be above 0");
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Reads the optional time `key` into `slot` (with `positive`, zero is refused);
+    /// false if it is there but wrong (reported).
+    pub fn time_into(&self, cx: &Cx, key: &str, positive: bool, slot: &mut Time) -> bool {
+        if !self.has(key) {
+            return true;
+        }
+        match self.time(cx, key) {
+            Some(0) if positive => {
+                self.error(cx, key, "must be positive");
+                false
+            }
+            Some(v) => {
+                *slot = v;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A non-negative integer between `lo` and `hi` (inclusive).
     pub fn uint_in(&self, cx: &Cx, key: &str, lo: u64, hi: u64) -> Option<u64> {
         let n = self.uint(cx, key)?;

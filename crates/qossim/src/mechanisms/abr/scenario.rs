@@ -122,41 +122,6 @@ const VBR_KEYS: &[&str] = &[
     "offset",
 ];
 
-/// Reads a positive fraction `key` (0 < v ≤ 1) into `slot`.
-fn fraction(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
-    if !t.has(key) {
-        return true;
-    }
-    match t.num_in(cx, key, 0.0, 1.0) {
-        Some(v) if v > 0.0 => {
-            *slot = v;
-            true
-        }
-        Some(_) => {
-            t.error(cx, key, "must be above 0");
-            false
-        }
-        None => false,
-    }
-}
-
-fn time_key(cx: &Cx, t: &Tbl, key: &str, positive: bool, slot: &mut Time) -> bool {
-    if !t.has(key) {
-        return true;
-    }
-    match t.time(cx, key) {
-        Some(0) if positive => {
-            t.error(cx, key, "must be positive");
-            false
-        }
-        Some(v) => {
-            *slot = v;
-            true
-        }
-        None => false,
-    }
-}
-
 fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bool {
     if !t.has(key) {
         return true;
@@ -177,12 +142,12 @@ fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bo
 /// Reads the source parameters of `t` over `p` (the section's, or defaults).
 fn read_params(cx: &Cx, t: &Tbl, p: &mut SourceParams) -> bool {
     let mut ok = rate_key(cx, t, "icr", false, &mut p.icr);
-    ok &= fraction(cx, t, "rif", &mut p.rif);
-    ok &= fraction(cx, t, "rdf", &mut p.rdf);
+    ok &= t.fraction_into(cx, "rif", &mut p.rif);
+    ok &= t.fraction_into(cx, "rdf", &mut p.rdf);
     ok &= rate_key(cx, t, "pcr", false, &mut p.pcr);
     ok &= rate_key(cx, t, "mcr", true, &mut p.mcr);
-    ok &= time_key(cx, t, "trm", true, &mut p.trm);
-    ok &= time_key(cx, t, "adtf", true, &mut p.adtf);
+    ok &= t.time_into(cx, "trm", true, &mut p.trm);
+    ok &= t.time_into(cx, "adtf", true, &mut p.adtf);
     if t.has("nrm") {
         match t.uint_in(cx, "nrm", 2, 256) {
             Some(n) => p.nrm = n as u32,
@@ -270,8 +235,8 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
     }
     let mut start = 0;
     let mut stop = Time::MAX;
-    ok &= time_key(cx, t, "start", false, &mut start);
-    ok &= time_key(cx, t, "stop", true, &mut stop);
+    ok &= t.time_into(cx, "start", false, &mut start);
+    ok &= t.time_into(cx, "stop", true, &mut stop);
     if ok && stop <= start {
         t.error(cx, "stop", "must come after start");
         ok = false;
@@ -316,9 +281,9 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
             let mut on = millis(3.0);
             let mut off = millis(3.0);
             let mut offset = 0;
-            ok &= time_key(cx, t, "on", true, &mut on);
-            ok &= time_key(cx, t, "off", false, &mut off);
-            ok &= time_key(cx, t, "offset", false, &mut offset);
+            ok &= t.time_into(cx, "on", true, &mut on);
+            ok &= t.time_into(cx, "off", false, &mut off);
+            ok &= t.time_into(cx, "offset", false, &mut offset);
             t.finish(cx, VBR_KEYS);
             Some(SourceKind::Vbr {
                 rate,
@@ -391,8 +356,8 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
             None => ok = false,
         }
     }
-    ok &= fraction(cx, t, "target_utilization", &mut erica.target);
-    ok &= time_key(cx, t, "averaging_time", true, &mut erica.max_interval);
+    ok &= t.fraction_into(cx, "target_utilization", &mut erica.target);
+    ok &= t.time_into(cx, "averaging_time", true, &mut erica.max_interval);
     if t.has("averaging_cells") {
         match t.uint_in(cx, "averaging_cells", 1, 1_000_000) {
             Some(n) => erica.cells = n as u32,
@@ -406,7 +371,7 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
         }
     }
     let mut timeout = millis(10.0);
-    ok &= time_key(cx, t, "branch_timeout", true, &mut timeout);
+    ok &= t.time_into(cx, "branch_timeout", true, &mut timeout);
     let mut consolidation = Consolidation::Turnaround;
     if t.has("consolidation") {
         match t.str(cx, "consolidation").as_deref() {
@@ -440,7 +405,7 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
         ok = false;
     }
     let mut sample = millis(0.1);
-    ok &= time_key(cx, t, "sample", true, &mut sample);
+    ok &= t.time_into(cx, "sample", true, &mut sample);
     let mut vcs = Vec::new();
     for v in t.tables(cx, "vc") {
         match read_vc(cx, &v, core, &params) {

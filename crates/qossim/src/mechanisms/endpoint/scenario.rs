@@ -194,16 +194,8 @@ fn link_of(cx: &Cx, t: &Tbl, core: &Core) -> Option<usize> {
 }
 
 fn positive_time(cx: &Cx, t: &Tbl, key: &str, default: Time) -> Option<Time> {
-    if !t.has(key) {
-        return Some(default);
-    }
-    match t.time(cx, key)? {
-        0 => {
-            t.error(cx, key, "must be positive");
-            None
-        }
-        v => Some(v),
-    }
+    let mut v = default;
+    t.time_into(cx, key, true, &mut v).then_some(v)
 }
 
 fn rate_or(cx: &Cx, t: &Tbl, default: f64) -> Option<f64> {

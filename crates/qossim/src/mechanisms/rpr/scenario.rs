@@ -134,40 +134,6 @@ fn coef(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
     }
 }
 
-fn fraction(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
-    if !t.has(key) {
-        return true;
-    }
-    match t.num_in(cx, key, 0.0, 1.0) {
-        Some(v) if v > 0.0 => {
-            *slot = v;
-            true
-        }
-        Some(_) => {
-            t.error(cx, key, "must be above 0");
-            false
-        }
-        None => false,
-    }
-}
-
-fn positive_time(cx: &Cx, t: &Tbl, key: &str, slot: &mut Time) -> bool {
-    if !t.has(key) {
-        return true;
-    }
-    match t.time(cx, key) {
-        Some(v) if v > 0 => {
-            *slot = v;
-            true
-        }
-        Some(_) => {
-            t.error(cx, key, "must be positive");
-            false
-        }
-        None => false,
-    }
-}
-
 fn traffic_index(cx: &Cx, t: &Tbl, key: &str, name: &str, core: &Core) -> Option<usize> {
     let i = core.traffic.iter().position(|e| e.name == name);
     // An entry that failed to read is missing for that reason only.
@@ -218,17 +184,17 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
             None => ok = false,
         }
     }
-    ok &= positive_time(cx, t, "aging_interval", &mut c.aging_interval);
-    ok &= positive_time(cx, t, "sample_interval", &mut c.sample_interval);
+    ok &= t.time_into(cx, "aging_interval", true, &mut c.aging_interval);
+    ok &= t.time_into(cx, "sample_interval", true, &mut c.sample_interval);
     ok &= coef(cx, t, "age_coef", &mut c.age_coef);
     ok &= coef(cx, t, "lp_coef", &mut c.lp_coef);
     ok &= coef(cx, t, "ramp_coef", &mut c.ramp_coef);
     ok &= coef(cx, t, "ramp_down_coef", &mut c.ramp_down_coef);
     ok &= coef(cx, t, "ramp_up_coef", &mut c.ramp_up_coef);
-    ok &= fraction(cx, t, "stq_low", &mut c.stq_low);
-    ok &= fraction(cx, t, "stq_medium", &mut c.stq_medium);
-    ok &= fraction(cx, t, "stq_high", &mut c.stq_high);
-    ok &= fraction(cx, t, "rate_low_threshold", &mut c.rate_low_threshold);
+    ok &= t.fraction_into(cx, "stq_low", &mut c.stq_low);
+    ok &= t.fraction_into(cx, "stq_medium", &mut c.stq_medium);
+    ok &= t.fraction_into(cx, "stq_high", &mut c.stq_high);
+    ok &= t.fraction_into(cx, "rate_low_threshold", &mut c.rate_low_threshold);
     if ok && !(c.stq_low <= c.stq_medium && c.stq_medium <= c.stq_high) {
         t.error(
             cx,

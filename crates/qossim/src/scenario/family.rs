@@ -62,6 +62,22 @@ pub trait Family: Sync {
     fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>>;
 }
 
+/// The usual [`Family::read`] of a family with one top-level table `section`: absent,
+/// the scenario does not use the family; present, `read` turns it into the mechanism.
+pub fn read_section<M: Mechanism>(
+    cx: &Cx,
+    root: &Tbl,
+    section: &str,
+    read: impl FnOnce(&Tbl) -> Option<M>,
+) -> Option<Option<Arc<dyn Mechanism>>> {
+    if !root.has(section) {
+        return Some(None);
+    }
+    let t = root.table(cx, section)?;
+    let m: Arc<dyn Mechanism> = Arc::new(read(&t)?);
+    Some(Some(m))
+}
+
 /// The families a scenario is read with, in the order they build.
 #[derive(Clone, Copy)]
 pub struct Registry {

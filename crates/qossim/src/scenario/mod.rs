@@ -18,7 +18,8 @@ pub use build::{
     build, memory_estimate, run, run_with, RunOptions, RunOutput, BYTES_PER_FLOW, BYTES_PER_LINK,
 };
 pub use family::{
-    BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis, Registry,
+    read_section, BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis,
+    Registry,
 };
 pub use meters::MeterSpec;
 pub use topology::{apply_link_overrides, read_queue, LinkSpec, QueueSpec, Topology};

@@ -9,7 +9,7 @@ use super::switch::{AbrSwitch, Consolidation, VcAtSwitch};
 use crate::packet::{AgentId, LinkId, NONE};
 use crate::queue::Priority;
 use crate::scenario::walk::{Cx, Tbl};
-use crate::scenario::{BuiltCore, Core, Family, Mechanism, MechanismRun, Scenario};
+use crate::scenario::{self, BuiltCore, Core, Family, Mechanism, MechanismRun, Scenario};
 use crate::time::{millis, to_secs, Time};
 use crate::world::World;
 use serde_json::{json, Map, Value};
@@ -338,7 +338,7 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
     })
 }
 
-fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
+fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
     let mut ok = true;
     let mut erica = EricaParams::lan();
     if t.has("network") {
@@ -445,12 +445,7 @@ impl Family for AbrFamily {
         &["abr"]
     }
     fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
-        if !root.has("abr") {
-            return Some(None);
-        }
-        let t = root.table(cx, "abr")?;
-        let spec = read_section(cx, &t, core)?;
-        Some(Some(Arc::new(spec)))
+        scenario::read_section(cx, root, "abr", |t| read_table(cx, t, core))
     }
 }
 

@@ -252,7 +252,8 @@ impl Agent for ProbeReceiver {
         if marked {
             self.counts.marked += 1;
         }
-        let spec = self.spec.clone();
+        // Disjoint fields: the decision reads the spec while the call's state changes.
+        let spec = &self.spec;
         let Some(st) = self.calls.get_mut(&call) else {
             return;
         };
@@ -265,12 +266,12 @@ impl Agent for ProbeReceiver {
             st.marked[k] += 1;
             st.marked_all += 1;
         }
-        if spec.algorithm == Algorithm::Simple {
-            // Probes are sent in sequence and a class is served in order: a gap is a loss.
-            let lost = (seq + 1).saturating_sub(st.received_all);
-            if spec.simple_rejects(st.total, lost + st.marked_all) {
-                self.decide(call, false, ctx);
-            }
+        // Probes are sent in sequence and a class is served in order: a gap is a loss.
+        let lost = (seq + 1).saturating_sub(st.received_all);
+        if spec.algorithm == Algorithm::Simple
+            && spec.simple_rejects(st.total, lost + st.marked_all)
+        {
+            self.decide(call, false, ctx);
         }
     }
 
@@ -279,7 +280,7 @@ impl Agent for ProbeReceiver {
             return;
         };
         self.free.push(kind);
-        let spec = self.spec.clone();
+        let spec = &self.spec;
         let Some(st) = self.calls.get_mut(&call) else {
             return;
         };

@@ -12,7 +12,7 @@ use crate::queue::{DropCause, DropObserver};
 use crate::scenario::units::QueueLimit;
 use crate::scenario::walk::{Cx, Tbl};
 use crate::scenario::{
-    BuiltCore, Core, Family, Mechanism, MechanismRun, QueueSpec, Scenario, TrafficModel,
+    self, BuiltCore, Core, Family, Mechanism, MechanismRun, QueueSpec, Scenario, TrafficModel,
 };
 use crate::time::{millis, secs, to_secs, Time};
 use crate::traffic::{FlowGenerator, SourceModel};
@@ -354,7 +354,7 @@ fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
     })
 }
 
-fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<EndpointSpec> {
+fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<EndpointSpec> {
     let mut ok = true;
     let mut probes = Vec::new();
     let mut mbacs = Vec::new();
@@ -423,12 +423,7 @@ impl Family for EndpointFamily {
         &["endpoint"]
     }
     fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
-        if !root.has("endpoint") {
-            return Some(None);
-        }
-        let t = root.table(cx, "endpoint")?;
-        let spec = read_section(cx, &t, core)?;
-        Some(Some(Arc::new(spec)))
+        scenario::read_section(cx, root, "endpoint", |t| read_table(cx, t, core))
     }
 }
 

@@ -226,20 +226,75 @@ impl EventQueue for RadixHeapQueue {
     }
 }
 
-/// Entries above which a drained wheel slot's vector is freed rather than kept.
+/// Entries above which the drained vector of the slot being served is freed rather than
+/// kept.
 const SHRINK_ABOVE: usize = 4096;
 
-/// A timing wheel for the near future over a radix heap for the far future.
+/// No chunk: the end of a slot's list or of the free list.
+const NIL: u32 = u32::MAX;
+
+/// Entries a wheel slot holds in place.
+const IN_SLOT: usize = 4;
+
+/// Entries per overflow chunk of a wheel slot.
+const CHUNK: usize = 16;
+
+/// A wheel slot: up to [`IN_SLOT`] entries in place, then a list of overflow chunks.
+#[derive(Clone, Copy)]
+struct Slot {
+    e: [Entry; IN_SLOT],
+    len: u32,
+    /// The overflow chunk being filled (the head of the slot's list), or [`NIL`].
+    next: u32,
+}
+
+/// Up to [`CHUNK`] entries of a crowded wheel slot, linked to the slot's next chunk (or
+/// to the next free chunk).
+#[derive(Clone, Copy)]
+struct Chunk {
+    e: [Entry; CHUNK],
+    len: u32,
+    next: u32,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        e: [Entry {
+            time: 0,
+            seq: 0,
+            event: Event {
+                target: super::Target::Port(0),
+                kind: 0,
+            },
+        }; IN_SLOT],
+        len: 0,
+        next: NIL,
+    };
+}
+
+/// A timing wheel for the near future over a binary heap for the far future.
 ///
 /// Time is cut into slots of `2^slot_bits` picoseconds; the wheel holds the `2^wheel_bits`
 /// slots from the current one on (about 69 ms with the defaults: 16.8 us slots, 4096 of
-/// them), each an unsorted vector, with a bitmap of non-empty slots. Events further ahead
-/// wait in a [`BinaryHeapQueue`] and move into the wheel as it turns. The slot being
-/// served is sorted once by `(time, seq)` when it becomes current, so order — including
-/// first-in first-out ties — is exactly that of the other queues; in a typical network
-/// run a slot holds a handful of events, so a hold costs a few vector operations.
+/// them), each an unsorted list of small chunks of entries drawn from one shared chunk
+/// array, with a bitmap of non-empty slots. Events further ahead wait in a [`BinaryHeapQueue`]
+/// and move into the wheel as it turns. The slot being served is copied out and sorted
+/// once by `(time, seq)` when it becomes current, so order — including first-in
+/// first-out ties — is exactly that of the other queues; in a typical network run a slot
+/// holds a handful of events, so a hold costs a few memory operations.
+///
+/// The shared chunk array (with a free list) makes the wheel's memory follow the number
+/// of pending events, not the history of every slot: a vector per slot kept the largest
+/// capacity that slot had ever needed, so over a long run more slots met a larger burst
+/// and the heap grew (see `bench/README.md`, "Memory over a long run"). Chunks rather
+/// than single entries keep a crowded slot's entries mostly contiguous.
 pub struct WheelQueue {
-    slots: Vec<Vec<Entry>>,
+    /// Each slot's first entries, in place; `next` heads its list of overflow chunks.
+    slots: Vec<Slot>,
+    /// Overflow chunks of every slot's list and the free list.
+    chunks: Vec<Chunk>,
+    /// Head of the free list, or [`NIL`].
+    free: u32,
     /// Bit i of word w set when slot 64w + i is non-empty.
     bitmap: Vec<u64>,
     slot_bits: u32,
@@ -270,7 +325,9 @@ impl WheelQueue {
     pub fn new(slot_bits: u32, wheel_bits: u32) -> Self {
         let n = 1usize << wheel_bits;
         WheelQueue {
-            slots: (0..n).map(|_| Vec::new()).collect(),
+            slots: vec![Slot::EMPTY; n],
+            chunks: Vec::new(),
+            free: NIL,
             bitmap: vec![0; n.div_ceil(64)],
             slot_bits,
             mask: n as u64 - 1,
@@ -280,6 +337,50 @@ impl WheelQueue {
             far: BinaryHeapQueue::new(),
             len: 0,
         }
+    }
+
+    /// Adds `e` to slot `i`: in place while there is room, else to the slot's first
+    /// overflow chunk, else to a new one.
+    #[inline]
+    fn link(&mut self, i: usize, e: Entry) {
+        self.bitmap[i >> 6] |= 1 << (i & 63);
+        let slot = &mut self.slots[i];
+        if (slot.len as usize) < IN_SLOT {
+            slot.e[slot.len as usize] = e;
+            slot.len += 1;
+            return;
+        }
+        let h = slot.next;
+        if h != NIL {
+            let c = &mut self.chunks[h as usize];
+            if (c.len as usize) < CHUNK {
+                c.e[c.len as usize] = e;
+                c.len += 1;
+                return;
+            }
+        }
+        let n = if self.free != NIL {
+            // Reuse a free chunk, writing only what is read back.
+            let n = self.free;
+            let c = &mut self.chunks[n as usize];
+            self.free = c.next;
+            c.e[0] = e;
+            c.len = 1;
+            c.next = h;
+            n
+        } else {
+            let n = u32::try_from(self.chunks.len())
+                .ok()
+                .filter(|&n| n != NIL)
+                .expect("fewer than 2^32 - 1 chunks of pending events in the wheel");
+            self.chunks.push(Chunk {
+                e: [e; CHUNK],
+                len: 1,
+                next: h,
+            });
+            n
+        };
+        self.slots[i].next = n;
     }
 
     #[inline]
@@ -297,8 +398,7 @@ impl WheelQueue {
             self.current.insert(pos, e);
         } else if abs - self.cur <= self.mask {
             let i = (abs & self.mask) as usize;
-            self.slots[i].push(e);
-            self.bitmap[i >> 6] |= 1 << (i & 63);
+            self.link(i, e);
         } else {
             self.far.push(e);
         }
@@ -316,22 +416,43 @@ impl WheelQueue {
                 let e = self.far.pop().expect("peeked");
                 let abs = e.time >> self.slot_bits;
                 let i = (abs & self.mask) as usize;
-                self.slots[i].push(e);
-                self.bitmap[i >> 6] |= 1 << (i & 63);
+                self.link(i, e);
             }
             if let Some(next) = self.next_occupied() {
                 let i = (next & self.mask) as usize;
                 self.cur = next;
                 self.bitmap[i >> 6] &= !(1 << (i & 63));
-                // The drained vector becomes slot i's: give back an exceptionally large
-                // one (a burst of events at one instant, such as every agent's start)
-                // rather than keep it for the rest of the run.
+                // Give back an exceptionally large vector (a burst of events at one
+                // instant, such as every agent's start) rather than keep it for the rest
+                // of the run.
                 self.current.clear();
                 self.head = 0;
                 if self.current.capacity() > SHRINK_ABOVE {
                     self.current = Vec::new();
                 }
-                std::mem::swap(&mut self.current, &mut self.slots[i]);
+                // Copy slot i's entries out and hand its overflow chunks to the free
+                // list (entry by entry: a chunk is small, and a copy of a slice would
+                // call `memmove`).
+                let slot = &mut self.slots[i];
+                for e in &slot.e[..slot.len as usize] {
+                    self.current.push(*e);
+                }
+                slot.len = 0;
+                let first = std::mem::replace(&mut slot.next, NIL);
+                let mut n = first;
+                let mut last = NIL;
+                while n != NIL {
+                    let c = &self.chunks[n as usize];
+                    for e in &c.e[..c.len as usize] {
+                        self.current.push(*e);
+                    }
+                    last = n;
+                    n = c.next;
+                }
+                if last != NIL {
+                    self.chunks[last as usize].next = self.free;
+                    self.free = first;
+                }
                 if self.current.len() > 1 {
                     self.current.sort_unstable_by_key(Self::key);
                 }
@@ -485,5 +606,36 @@ mod tests {
                 "not ordered by (time, seq)"
             );
         }
+    }
+
+    #[test]
+    fn wheel_memory_follows_pending_events_not_history() {
+        // Bursts of 1000 events into one slot, each burst drained before the next lands in
+        // another slot: the overflow chunks are reused, so their number stays that of one
+        // burst however many bursts pass (a vector per slot would keep one burst's worth in
+        // every slot the bursts visited).
+        let mut q = WheelQueue::new(10, 6);
+        let mut seq = 0;
+        let mut now = 0;
+        let mut peak = 0;
+        for burst in 0..200u64 {
+            let t = now + 1 + (burst % 60) * 1024;
+            for _ in 0..1000 {
+                q.push(Entry {
+                    time: t,
+                    seq,
+                    event: Event::new(Target::Agent(0), 0),
+                });
+                seq += 1;
+            }
+            let mut last = 0;
+            while let Some(e) = q.pop() {
+                assert!(e.seq >= last, "first-in first-out at one instant");
+                last = e.seq;
+                now = e.time;
+            }
+            peak = peak.max(q.chunks.len());
+        }
+        assert_eq!(peak, (1000 - IN_SLOT).div_ceil(CHUNK));
     }
 }

@@ -8,7 +8,9 @@
 
 use crate::engine::{Event, EventId, Scheduler, Target};
 use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series};
-use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, Packet, MARK_COUNTERS, NONE};
+use crate::net::{
+    ledger_add, AgentId, FlowId, LinkId, Network, NodeId, Packet, SharedLedger, MARK_COUNTERS, NONE,
+};
 use crate::rng::{fnv1a64, Rng};
 use crate::time::{to_secs, Time};
 use serde_json::{json, Map, Value};
@@ -49,6 +51,11 @@ pub trait Agent: Any {
     fn on_signal(&mut self, _from: AgentId, _msg: &dyn Any, _ctx: &mut Ctx) {}
     /// The warm-up ended at `now`: counts measured after it start again.
     fn on_warmup(&mut self, _now: Time) {}
+    /// Shows `f` every packet this agent holds on its way (a station's transit and
+    /// client queues): the end-of-run conservation check counts them as in flight. An
+    /// agent that takes packets out of the network without delivering them tells
+    /// [`Flows::discarded`].
+    fn held(&self, _f: &mut dyn FnMut(&Packet)) {}
     /// Appends summary entries (key relative to the agent's name, value).
     fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
     /// Gives access to the concrete type (for controllers that configure their peers).
@@ -108,9 +115,22 @@ pub struct Flows {
     /// Group statistics.
     pub groups: Vec<GroupStats>,
     warmup: Time,
+    /// Packets taken out of the network undelivered, per flow; kept only while run
+    /// invariants are checked ([`World::check_flows`]).
+    ledger: Option<SharedLedger>,
 }
 
 impl Flows {
+    /// Counts a data packet of a flow that an agent took out of the network without
+    /// delivering it (a duplicate at a receiver, a drop inside a station). Only the
+    /// conservation check reads it; without that check it costs a branch.
+    #[inline]
+    pub fn discarded(&mut self, pkt: &Packet) {
+        if let Some(l) = &self.ledger {
+            ledger_add(l, pkt);
+        }
+    }
+
     /// Registers a flow in `group` starting at `now`.
     pub fn open(&mut self, group: u32, now: Time) -> FlowId {
         self.recs.push(FlowRecord {
@@ -197,6 +217,11 @@ pub struct Agents {
 }
 
 impl Agents {
+    /// True when `id` names an agent that has not retired.
+    #[inline]
+    pub fn is_live(&self, id: AgentId) -> bool {
+        self.slots.get(id as usize).is_some_and(|s| s.is_some())
+    }
     /// Number of agents ever added.
     pub fn len(&self) -> usize {
         self.slots.len()
@@ -754,7 +779,10 @@ impl World {
             self.with_agent(a, |ag, ctx| ag.on_tap(node, &pkt, ctx));
         }
         if pkt.dst == node {
-            if pkt.dst_agent != NONE {
+            if self.flows.ledger.is_some() && !self.agents.is_live(pkt.dst_agent) {
+                // Nobody to receive it: it leaves the network here, undelivered.
+                self.flows.discarded(&pkt);
+            } else if pkt.dst_agent != NONE {
                 self.with_agent(pkt.dst_agent, |ag, ctx| ag.on_packet(pkt, ctx));
             }
         } else {
@@ -788,6 +816,65 @@ impl World {
         true
     }
 
+    /// Keeps, from now on, a per-flow count of data packets taken out of the network
+    /// undelivered (port drops, no route, discarded by agents), so that
+    /// [`World::check_invariants`] can check conservation per flow: every packet a flow's
+    /// source counted as sent was delivered, lost or is still held (in a queue, on a
+    /// wire, or by an agent). Call before the run; it costs a hash-map update per loss.
+    pub fn enable_flow_conservation(&mut self) {
+        let ledger = SharedLedger::default();
+        for l in self.net.links.iter_mut() {
+            l.stats
+                .drops
+                .observe(Box::new(crate::net::LedgerObserver(ledger.clone())));
+        }
+        self.net.set_ledger(ledger.clone());
+        self.flows.ledger = Some(ledger);
+    }
+
+    /// The per-flow half of [`World::check_invariants`], when
+    /// [`World::enable_flow_conservation`] was called: for every flow record whose
+    /// source counted packets as sent (acknowledgements and packets no source counted,
+    /// such as control cells, are not part of it), sent = delivered + lost + held.
+    fn check_flow_conservation(&self, out: &mut Vec<String>) {
+        let Some(ledger) = &self.flows.ledger else {
+            return;
+        };
+        let mut held: HashMap<FlowId, (u64, u64)> = HashMap::new();
+        let mut count = |p: &Packet| {
+            if p.kind == crate::net::PacketKind::Data {
+                let e = held.entry(p.flow).or_default();
+                e.0 += 1;
+                e.1 += p.size as u64;
+            }
+        };
+        for l in &self.net.links {
+            l.for_each_held(&mut count);
+        }
+        for (_, p) in &self.net.deferred {
+            count(p);
+        }
+        for a in self.agents.slots.iter().flatten() {
+            a.held(&mut count);
+        }
+        let lost = ledger.borrow();
+        for (f, r) in self.flows.recs.iter().enumerate() {
+            if r.sent_pkts == 0 {
+                continue;
+            }
+            let f = f as FlowId;
+            let (lp, lb) = lost.get(&f).copied().unwrap_or_default();
+            let (hp, hb) = held.get(&f).copied().unwrap_or_default();
+            if r.sent_pkts != r.rx_pkts + lp + hp || r.sent_bytes != r.rx_bytes + lb + hb {
+                out.push(format!(
+                    "flow {f}: {} packets ({} B) sent but {} ({} B) delivered + {} ({} B) \
+                     lost + {} ({} B) still in the network",
+                    r.sent_pkts, r.sent_bytes, r.rx_pkts, r.rx_bytes, lp, lb, hp, hb
+                ));
+            }
+        }
+    }
+
     /// Checks the run's bookkeeping: at every link each packet (and byte) offered was
     /// sent, dropped or is still queued; no link sent more bits than its rate allows in the time
     /// elapsed (plus one packet of at most 64 KiB in progress); no flow had more packets
@@ -797,6 +884,7 @@ impl World {
         let now = self.sched.now();
         self.net.settle_all(now);
         let mut out = Vec::new();
+        self.check_flow_conservation(&mut out);
         for l in &self.net.links {
             let st = &l.stats;
             let queued = l.queue_len() as u64;

@@ -135,6 +135,33 @@ pub struct Link {
     waiting_bytes: u64,
 }
 
+/// Per flow: packets and bytes of data taken out of the network without being delivered
+/// (dropped at a port, unroutable, discarded by an agent), for the conservation check
+/// (`World::check_invariants`).
+pub type LossLedger = std::collections::HashMap<FlowId, (u64, u64)>;
+
+/// A [`LossLedger`] shared by the flow table, the network and the ports' drop observers.
+pub type SharedLedger = std::rc::Rc<std::cell::RefCell<LossLedger>>;
+
+/// Counts a data packet (not an acknowledgement) in a loss ledger.
+pub fn ledger_add(ledger: &SharedLedger, pkt: &Packet) {
+    if pkt.kind == PacketKind::Data {
+        let mut l = ledger.borrow_mut();
+        let e = l.entry(pkt.flow).or_default();
+        e.0 += 1;
+        e.1 += pkt.size as u64;
+    }
+}
+
+/// Tells a loss ledger of every drop a port records (attach with `DropLog::observe`).
+pub struct LedgerObserver(pub SharedLedger);
+
+impl crate::queue::DropObserver for LedgerObserver {
+    fn on_drop(&mut self, pkt: &Packet, _cause: crate::queue::DropCause) {
+        ledger_add(&self.0, pkt);
+    }
+}
+
 /// A packet accepted by a fast-path FIFO port: when its transmission starts.
 #[derive(Clone, Copy, Debug)]
 struct Departure {
@@ -201,6 +228,18 @@ impl Link {
     /// Packets currently propagating on the wire.
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
+    }
+
+    /// Shows `f` every packet this link holds: waiting in its queue, being sent or
+    /// propagating (a fast-path FIFO port keeps its waiting packets with the propagating
+    /// ones, each stamped with its arrival time).
+    pub fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
+        if self.fast.is_none() {
+            self.qdisc.for_each_queued(f);
+        }
+        for (_, p) in &self.in_flight {
+            f(p);
+        }
     }
 }
 
@@ -281,6 +320,8 @@ pub struct Network {
     fib: Vec<Vec<LinkId>>,
     /// Packets dropped at a node for lack of a route.
     pub unroutable: u64,
+    /// Per-flow losses, kept while run invariants are checked.
+    ledger: Option<SharedLedger>,
     /// Packets forwarded to ports with elements, waiting for the world to show them to
     /// the elements (in forwarding order) before they are enqueued.
     pub deferred: VecDeque<(LinkId, Packet)>,
@@ -297,6 +338,11 @@ impl Network {
     /// An empty network.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Counts, from now on, packets dropped for lack of a route in `ledger`.
+    pub fn set_ledger(&mut self, ledger: SharedLedger) {
+        self.ledger = Some(ledger);
     }
 
     /// Adds a node and returns its id.
@@ -599,6 +645,9 @@ impl Network {
         };
         if link == NONE {
             self.unroutable += 1;
+            if let Some(l) = &self.ledger {
+                ledger_add(l, &pkt);
+            }
             return;
         }
         if !self.links[link as usize].elements.is_empty() {

@@ -326,6 +326,9 @@ impl QueueDisc for Codel {
     fn bytes(&self) -> u64 {
         self.bytes
     }
+    fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(|(_, p)| f(p));
+    }
     fn report(&self, out: &mut Vec<(String, f64)>) {
         let c = &self.counters;
         out.push(("codel_early_drops".into(), c.early_drops as f64));

@@ -67,6 +67,9 @@ impl QueueDisc for DropTail {
     fn bytes(&self) -> u64 {
         self.bytes
     }
+    fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f);
+    }
     fn fifo_limit(&self) -> Option<Limit> {
         Some(self.limit)
     }

@@ -50,6 +50,9 @@ pub trait QueueDisc {
     }
     /// Bytes queued.
     fn bytes(&self) -> u64;
+    /// Shows `f` every packet queued (in any order); the end-of-run conservation check
+    /// counts them per flow.
+    fn for_each_queued(&self, f: &mut dyn FnMut(&Packet));
     /// Packets of service class `class` queued, for disciplines that keep classes apart
     /// (strict priority); `None` if the discipline does not.
     fn class_len(&self, _class: u8) -> Option<usize> {

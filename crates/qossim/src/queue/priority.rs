@@ -131,6 +131,9 @@ impl QueueDisc for Priority {
     fn bytes(&self) -> u64 {
         self.bytes
     }
+    fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
+        self.bands.iter().flatten().for_each(f);
+    }
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }

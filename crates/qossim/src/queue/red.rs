@@ -539,6 +539,9 @@ impl QueueDisc for Red {
     fn bytes(&self) -> u64 {
         self.bytes
     }
+    fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f);
+    }
 
     fn report(&self, out: &mut Vec<(String, f64)>) {
         out.push(("red_avg_queue_pkts".into(), self.avg.avg));
@@ -857,6 +860,9 @@ impl QueueDisc for Rio {
 
     fn bytes(&self) -> u64 {
         self.bytes
+    }
+    fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f);
     }
 
     fn report(&self, out: &mut Vec<(String, f64)>) {

@@ -415,6 +415,9 @@ pub fn run_with(
         w.net.attach_tracer(t.clone());
         Some(t)
     };
+    if options.check_invariants || cfg!(debug_assertions) {
+        w.enable_flow_conservation();
+    }
     let end: Time = sc.run.duration;
     let done = match options.fingerprint_events {
         Some(max) => {

@@ -713,6 +713,7 @@ impl Agent for TcpReceiver {
         let mut immediate = false;
         if pkt.seq < self.rcv_nxt {
             self.duplicates += 1;
+            ctx.flows.discarded(&pkt);
             immediate = true;
         } else {
             let idx = (pkt.seq - self.rcv_nxt) as usize;
@@ -721,6 +722,7 @@ impl Agent for TcpReceiver {
             }
             if self.got[idx] {
                 self.duplicates += 1;
+                ctx.flows.discarded(&pkt);
                 immediate = true;
             } else {
                 self.got[idx] = true;

@@ -454,6 +454,7 @@ impl RprStation {
         if pkt.src == self.node {
             if self.client.len() >= self.cfg.client_buffer {
                 self.stats.client_drops += 1;
+                ctx.flows.discarded(&pkt);
                 return;
             }
             self.client.push_back(pkt);
@@ -466,6 +467,7 @@ impl RprStation {
         } else {
             if self.stq_bytes + pkt.size as u64 > self.cfg.stq_size {
                 self.stats.stq_drops += 1;
+                ctx.flows.discarded(&pkt);
                 return;
             }
             self.stq_bytes += pkt.size as u64;
@@ -545,6 +547,8 @@ impl RprStation {
             src: self.node,
             dst: self.upstream_node,
             dst_agent: self.upstream_agent,
+            // A control message belongs to no flow: no flow record counts it.
+            flow: NONE,
             route: NONE,
             created: stamp,
             echo: now,
@@ -673,6 +677,14 @@ impl Agent for RprStation {
             self.sample_allowed_max = self.sample_allowed_max.max(self.allowed);
         }
         self.try_send(ctx);
+    }
+
+    fn held(&self, f: &mut dyn FnMut(&Packet)) {
+        self.client
+            .iter()
+            .chain(&self.ptq)
+            .chain(&self.stq)
+            .for_each(f);
     }
 
     fn report(&self, _now: Time, out: &mut Vec<(String, Value)>) {

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from qossim import api, studies
 from qossim.studies import abr_multipoint as abr
+from reproducing import reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_DIR = ROOT / "studies" / "abr-multipoint"
@@ -130,17 +130,7 @@ def test_infinite_sources_reach_max_min_fair_rates(config_id):
 
 
 def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("QOSSIM_FAKE_ENGINE", None)
-    env["QOSSIM_ABR_PROFILE"] = "tiny"
-    return subprocess.run(
-        [sys.executable, "-m", "qossim", "reproduce", "abr-multipoint", "--quiet", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return reproduce(tmp_path, "abr-multipoint", "QOSSIM_ABR_PROFILE", *args)
 
 
 @needs_engine

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from qossim import api, studies
 from qossim.stats import mean_ci
 from qossim.studies import endpoint_admission as ea
 from qossim.studies import endpoint_fluid as fluid
+from reproducing import reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_DIR = ROOT / "studies" / "endpoint-admission"
@@ -119,17 +119,7 @@ def test_chain_against_its_simulation(probe_s):
 
 
 def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("QOSSIM_FAKE_ENGINE", None)
-    env["QOSSIM_ENDPOINT_PROFILE"] = "tiny"
-    return subprocess.run(
-        [sys.executable, "-m", "qossim", "reproduce", "endpoint-admission", "--quiet", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return reproduce(tmp_path, "endpoint-admission", "QOSSIM_ENDPOINT_PROFILE", *args, timeout=600)
 
 
 @needs_engine

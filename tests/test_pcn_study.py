@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from qossim import _engine, _toml
 from qossim.campaign import Campaign
 from qossim.studies import pcn
+from reproducing import reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = ROOT / "studies" / "pcn"
@@ -30,17 +30,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("QOSSIM_FAKE_ENGINE", None)
-    env["QOSSIM_PCN_PROFILE"] = "tiny"
-    return subprocess.run(
-        [sys.executable, "-m", "qossim", "reproduce", "pcn", "--quiet", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return reproduce(tmp_path, "pcn", "QOSSIM_PCN_PROFILE", *args)
 
 
 def _cells(records: list[dict], table: str) -> dict[tuple[str, str], dict]:

@@ -12,13 +12,13 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from qossim.studies import rpr_fairness as rpr
+from reproducing import reproduce
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
@@ -28,17 +28,7 @@ FIGURES = ["s0_aggregate", "s0_connections", "udp", "stq", "fair_rate", "client"
 
 
 def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("QOSSIM_FAKE_ENGINE", None)
-    env["QOSSIM_RPR_PROFILE"] = "tiny"
-    return subprocess.run(
-        [sys.executable, "-m", "qossim", "reproduce", "rpr-fairness", "--quiet", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return reproduce(tmp_path, "rpr-fairness", "QOSSIM_RPR_PROFILE", *args)
 
 
 def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):

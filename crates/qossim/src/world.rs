@@ -840,14 +840,8 @@ impl World {
         let Some(ledger) = &self.flows.ledger else {
             return;
         };
-        let mut held: HashMap<FlowId, (u64, u64)> = HashMap::new();
-        let mut count = |p: &Packet| {
-            if p.kind == crate::net::PacketKind::Data {
-                let e = held.entry(p.flow).or_default();
-                e.0 += 1;
-                e.1 += p.size as u64;
-            }
-        };
+        let mut held = crate::net::FlowCounts::new();
+        let mut count = |p: &Packet| crate::net::tally(&mut held, p);
         for l in &self.net.links {
             l.for_each_held(&mut count);
         }

@@ -153,32 +153,20 @@ def _configs() -> list[Config]:
             (lot, Vc("U", "SW1", ("SW3",), window=(1 / 3, 2 / 3))),
         )
     )
-    c.append(
-        Config(
-            "5",
-            "as 4, link 1 at 5000 km, the others 50 km",
-            "wan",
-            400,
-            sw4,
-            t4,
-            (lot, uni),
-            km=50,
-            lengths={1: 5000},
+    for link in (1, 2):
+        c.append(
+            Config(
+                str(4 + link),
+                f"as 4, link {link} at 5000 km, the others 50 km",
+                "wan",
+                400,
+                sw4,
+                t4,
+                (lot, uni),
+                km=50,
+                lengths={link: 5000},
+            )
         )
-    )
-    c.append(
-        Config(
-            "6",
-            "as 4, link 2 at 5000 km, the others 50 km",
-            "wan",
-            400,
-            sw4,
-            t4,
-            (lot, uni),
-            km=50,
-            lengths={2: 5000},
-        )
-    )
     c.append(
         Config(
             "7",

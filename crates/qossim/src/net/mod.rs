@@ -135,22 +135,26 @@ pub struct Link {
     waiting_bytes: u64,
 }
 
-/// Per flow: packets and bytes of data taken out of the network without being delivered
-/// (dropped at a port, unroutable, discarded by an agent), for the conservation check
-/// (`World::check_invariants`).
-pub type LossLedger = std::collections::HashMap<FlowId, (u64, u64)>;
+/// Packets and bytes of data per flow: the conservation check's counts of packets lost
+/// (taken out of the network without being delivered: dropped at a port, unroutable,
+/// discarded by an agent) and of packets still held (`World::check_invariants`).
+pub type FlowCounts = std::collections::HashMap<FlowId, (u64, u64)>;
 
-/// A [`LossLedger`] shared by the flow table, the network and the ports' drop observers.
-pub type SharedLedger = std::rc::Rc<std::cell::RefCell<LossLedger>>;
+/// The loss counts, shared by the flow table, the network and the ports' drop observers.
+pub type SharedLedger = std::rc::Rc<std::cell::RefCell<FlowCounts>>;
 
-/// Counts a data packet (not an acknowledgement) in a loss ledger.
-pub fn ledger_add(ledger: &SharedLedger, pkt: &Packet) {
+/// Counts a data packet (not an acknowledgement) under its flow.
+pub fn tally(counts: &mut FlowCounts, pkt: &Packet) {
     if pkt.kind == PacketKind::Data {
-        let mut l = ledger.borrow_mut();
-        let e = l.entry(pkt.flow).or_default();
+        let e = counts.entry(pkt.flow).or_default();
         e.0 += 1;
         e.1 += pkt.size as u64;
     }
+}
+
+/// Counts a data packet (not an acknowledgement) in a loss ledger.
+pub fn ledger_add(ledger: &SharedLedger, pkt: &Packet) {
+    tally(&mut ledger.borrow_mut(), pkt);
 }
 
 /// Tells a loss ledger of every drop a port records (attach with `DropLog::observe`).

@@ -898,18 +898,7 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
     } else {
         Some(0.0)
     };
-    let class = if t.has("class") {
-        t.uint(cx, "class").and_then(|c| {
-            if c > 255 {
-                t.error(cx, "class", "must be 0..255");
-                None
-            } else {
-                Some(c as u8)
-            }
-        })
-    } else {
-        Some(0)
-    };
+    let class = t.class(cx, "class").map(|c| c.unwrap_or(0));
     let route = if t.has("route") {
         t.array(cx, "route")
             .and_then(|a| {
@@ -1201,11 +1190,7 @@ fn read_metric(
     let k = match kind.as_deref() {
         Some("link_throughput") => {
             let l = link(cx);
-            let class = if m.has("class") {
-                m.uint(cx, "class").map(|c| Some(c as u8))
-            } else {
-                Some(None)
-            };
+            let class = m.class(cx, "class");
             let marked = if m.has("marked") {
                 m.str(cx, "marked").and_then(|name| {
                     let all = registry.marks();

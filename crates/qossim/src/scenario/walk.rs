@@ -314,6 +314,15 @@ impl<'a> Tbl<'a> {
         }
     }
 
+    /// An optional service class (0..=255): `Some(None)` when the key is absent, `None`
+    /// after an error.
+    pub fn class(&self, cx: &Cx, key: &str) -> Option<Option<u8>> {
+        if !self.has(key) {
+            return Some(None);
+        }
+        self.uint_in(cx, key, 0, 255).map(|c| Some(c as u8))
+    }
+
     /// A non-negative integer between `lo` and `hi` (inclusive).
     pub fn uint_in(&self, cx: &Cx, key: &str, lo: u64, hi: u64) -> Option<u64> {
         let n = self.uint(cx, key)?;
@@ -445,6 +454,14 @@ impl<'a> Tbl<'a> {
     /// The keys of the table, in order.
     pub fn keys(&self) -> Vec<String> {
         self.t.iter().map(|(k, _)| k.to_string()).collect()
+    }
+
+    /// Counts every key as read: after a mistake that makes the rest of the table
+    /// meaningless (an unknown kind), so that its other keys are not reported as well.
+    pub fn skip_rest(&self) {
+        self.used
+            .borrow_mut()
+            .extend(self.t.iter().map(|(k, _)| k.to_string()));
     }
 
     /// Reports every key that was never read as unknown, suggesting the closest known one.

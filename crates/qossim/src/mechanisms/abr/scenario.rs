@@ -73,54 +73,11 @@ const KEYS: &[&str] = &[
     "vc",
 ];
 
-const INFINITE_KEYS: &[&str] = &[
-    "name",
-    "source",
-    "destinations",
-    "type",
-    "start",
-    "stop",
-    "icr",
-    "rif",
-    "rdf",
-    "pcr",
-    "mcr",
-    "nrm",
-    "trm",
-    "adtf",
-];
+/// Keys every `[[abr.vc]]` entry has.
+const VC_KEYS: &[&str] = &["name", "source", "destinations", "type", "start", "stop"];
 
-const BURSTY_KEYS: &[&str] = &[
-    "name",
-    "source",
-    "destinations",
-    "type",
-    "start",
-    "stop",
-    "icr",
-    "rif",
-    "rdf",
-    "pcr",
-    "mcr",
-    "nrm",
-    "trm",
-    "adtf",
-    "response",
-    "request_cells",
-];
-
-const VBR_KEYS: &[&str] = &[
-    "name",
-    "source",
-    "destinations",
-    "type",
-    "start",
-    "stop",
-    "rate",
-    "on",
-    "off",
-    "offset",
-];
+/// Keys of the traffic management parameters of an ABR source (infinite and bursty).
+const TM_KEYS: &[&str] = &["icr", "rif", "rdf", "pcr", "mcr", "nrm", "trm", "adtf"];
 
 fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bool {
     if !t.has(key) {
@@ -243,7 +200,7 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
     }
     let kind = match ty.as_deref() {
         Some("infinite") => {
-            t.finish(cx, INFINITE_KEYS);
+            t.finish(cx, &[VC_KEYS, TM_KEYS].concat());
             Some(SourceKind::Infinite)
         }
         Some("bursty") => {
@@ -269,7 +226,10 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
                     None => ok = false,
                 }
             }
-            t.finish(cx, BURSTY_KEYS);
+            t.finish(
+                cx,
+                &[VC_KEYS, TM_KEYS, &["response", "request_cells"]].concat(),
+            );
             Some(SourceKind::Bursty {
                 response: response as u32,
                 request_cells: req as u32,
@@ -284,7 +244,7 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
             ok &= t.time_into(cx, "on", true, &mut on);
             ok &= t.time_into(cx, "off", false, &mut off);
             ok &= t.time_into(cx, "offset", false, &mut offset);
-            t.finish(cx, VBR_KEYS);
+            t.finish(cx, &[VC_KEYS, &["rate", "on", "off", "offset"]].concat());
             Some(SourceKind::Vbr {
                 rate,
                 on,
@@ -298,9 +258,7 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
                 "type",
                 format!("unknown source type {o:?}; expected \"infinite\", \"bursty\" or \"vbr\""),
             );
-            for k in t.keys() {
-                t.has(&k);
-            }
+            t.skip_rest();
             None
         }
         None => None,

@@ -243,25 +243,11 @@ fn read_probe(cx: &Cx, t: &Tbl, core: &Core) -> Option<ProbeEntry> {
     } else {
         Some(None)
     };
-    let class = if t.has("class") {
-        t.uint(cx, "class").and_then(|c| {
-            if c > 255 {
-                t.error(cx, "class", "must be 0..255");
-                None
-            } else {
-                Some(c as u8)
-            }
-        })
-    } else {
-        Some(u8::MAX)
-    };
+    let class = t.class(cx, "class");
     let (i, model) = entry?;
     let rate = rate_or(cx, t, peak_rate(&model).unwrap_or(0.0));
     t.finish(cx, PROBE_KEYS);
-    let class = match class? {
-        u8::MAX => core.traffic[i].class,
-        c => c,
-    };
+    let class = class?.unwrap_or(core.traffic[i].class);
     Some(ProbeEntry {
         traffic: i,
         spec: ProbeSpec {

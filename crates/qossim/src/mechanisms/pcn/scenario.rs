@@ -284,9 +284,7 @@ fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
                 "kind",
                 format!("unknown topology {other:?}; the PCN topologies are pcn_single, pcn_rtt and pcn_parking_lot"),
             );
-            for k in t.keys() {
-                t.has(&k);
-            }
+            t.skip_rest();
             return None;
         }
     };
@@ -940,9 +938,7 @@ fn generated_ieas(
                 topo.kind
             ),
         );
-        for k in t.keys() {
-            t.has(&k);
-        }
+        t.skip_rest();
         return None;
     };
     let flows = read_flows(cx, t, base, admission);
@@ -1186,9 +1182,7 @@ fn read(
                 "give either [pcn.traffic] (one aggregate per ingress of a pcn_* topology) or [[pcn.iea]] entries, not both",
             );
             if let Some(t) = p.table(cx, "traffic") {
-                for k in t.keys() {
-                    t.has(&k);
-                }
+                t.skip_rest();
             }
             None
         }

@@ -328,9 +328,7 @@ impl Family for RprFamily {
                 "mode",
                 "the [rpr] section runs on a ring: set [topology] kind = \"rpr_ring\"",
             );
-            for k in t.keys() {
-                t.has(&k);
-            }
+            t.skip_rest();
             return None;
         }
         let spec = read_section(cx, &t, core)?;

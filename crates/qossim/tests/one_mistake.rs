@@ -124,3 +124,39 @@ fn too_many_flows_in_one_entry_is_refused_before_building() {
         d[0].reason
     );
 }
+
+#[test]
+fn a_class_beyond_255_is_one_diagnostic_wherever_it_is_given() {
+    // A service class is one byte: 300 is refused, not wrapped to 44, in a traffic entry
+    // and in a per-class throughput metric alike.
+    let base = r#"
+[run]
+duration = "1s"
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "1ms"
+[[traffic]]
+name = "v"
+from = "a"
+to = "b"
+model = "CBR"
+class = TRAFFIC
+[[metric]]
+kind = "link_throughput"
+link = "a-b"
+class = METRIC
+"#;
+    for (traffic, metric, path) in [
+        ("300", "1", "traffic.0.class"),
+        ("1", "300", "metric.0.class"),
+    ] {
+        let text = base.replace("TRAFFIC", traffic).replace("METRIC", metric);
+        let d = qossim::parse(&text, "s.toml", Path::new("."), &[]).unwrap_err();
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].path, path);
+        assert!(d[0].reason.contains("between 0 and 255"), "{}", d[0].reason);
+    }
+    let ok = base.replace("TRAFFIC", "255").replace("METRIC", "255");
+    assert!(qossim::parse(&ok, "s.toml", Path::new("."), &[]).is_ok());
+}

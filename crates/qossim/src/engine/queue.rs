@@ -395,7 +395,14 @@ impl WheelQueue {
             // Into the slot being served, keeping it sorted (increasing).
             let k = Self::key(&e);
             let pos = self.head + self.current[self.head..].partition_point(|x| Self::key(x) < k);
-            self.current.insert(pos, e);
+            if pos == self.head && self.head > 0 {
+                // Next of all: into the place of the entry popped last, shifting nothing
+                // (an entry pushed back at once, such as the rest of a scheduler run).
+                self.head -= 1;
+                self.current[self.head] = e;
+            } else {
+                self.current.insert(pos, e);
+            }
         } else if abs - self.cur <= self.mask {
             let i = (abs & self.mask) as usize;
             self.link(i, e);

@@ -294,7 +294,8 @@ def test_an_engine_panic_is_a_qossim_error_naming_the_scenario(monkeypatch, tmp_
 
 
 def test_a_scenario_too_big_for_the_machine_is_refused_up_front(tmp_path):
-    """300 GiB of static flows: refused before building, with the estimate; exit 2."""
+    """A billion static flows (168 GiB at 180 B each): refused before building, with the
+    estimate; exit 2."""
     entries = "".join(
         f'\n[[traffic]]\nname = "v{i}"\nfrom = "n0"\nto = "n2"\nmodel = "CBR"\nflows = 10000000\n'
         for i in range(100)
@@ -304,7 +305,7 @@ def test_a_scenario_too_big_for_the_machine_is_refused_up_front(tmp_path):
         '[run]\nduration = "1s"\n\n[topology]\nkind = "chain"\nlength = 2\n'
         'rate = "10Gbps"\ndelay = "1ms"\n' + entries
     )
-    with pytest.raises(qossim.RunError, match="needs at least 279.4"):
+    with pytest.raises(qossim.RunError, match="needs at least 167.6"):
         qossim.run(scenario)
     proc = cli("run", str(scenario), "--out", "r", "--quiet", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr

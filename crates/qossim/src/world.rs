@@ -9,7 +9,7 @@
 use crate::engine::{Event, EventId, Scheduler, Target};
 use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series};
 use crate::net::{
-    ledger_add, AgentId, FlowId, LinkId, Network, NodeId, Packet, SharedLedger, MARK_COUNTERS, NONE,
+    ledger_add, AgentId, FlowId, LinkId, Network, NodeId, Packet, SharedLedger, MARK_COUNTERS,
 };
 use crate::rng::{fnv1a64, Rng};
 use crate::time::{to_secs, Time};
@@ -217,11 +217,6 @@ pub struct Agents {
 }
 
 impl Agents {
-    /// True when `id` names an agent that has not retired.
-    #[inline]
-    pub fn is_live(&self, id: AgentId) -> bool {
-        self.slots.get(id as usize).is_some_and(|s| s.is_some())
-    }
     /// Number of agents ever added.
     pub fn len(&self) -> usize {
         self.slots.len()
@@ -694,12 +689,12 @@ impl World {
     }
 
     #[inline]
-    fn with_agent(&mut self, id: AgentId, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
+    fn with_agent(&mut self, id: AgentId, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) -> bool {
         let Some(slot) = self.agents.slots.get_mut(id as usize) else {
-            return;
+            return false;
         };
         let Some(mut a) = slot.take() else {
-            return;
+            return false;
         };
         let mut ctx = Ctx {
             me: id,
@@ -716,6 +711,7 @@ impl World {
         if !ctx.retire_me {
             self.agents.slots[id as usize] = Some(a);
         }
+        true
     }
 
     /// Runs one event. Returns false when nothing is pending.
@@ -812,11 +808,9 @@ impl World {
             self.with_agent(a, |ag, ctx| ag.on_tap(node, &pkt, ctx));
         }
         if pkt.dst == node {
-            if self.flows.ledger.is_some() && !self.agents.is_live(pkt.dst_agent) {
+            if !self.with_agent(pkt.dst_agent, |ag, ctx| ag.on_packet(pkt, ctx)) {
                 // Nobody to receive it: it leaves the network here, undelivered.
                 self.flows.discarded(&pkt);
-            } else if pkt.dst_agent != NONE {
-                self.with_agent(pkt.dst_agent, |ag, ctx| ag.on_packet(pkt, ctx));
             }
         } else {
             self.net.forward(node, pkt, &mut self.sched);

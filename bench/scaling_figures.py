@@ -58,7 +58,7 @@ def field(line: str, key: str) -> float:
 
 
 def plot(
-    path: Path,
+    file: str,
     x: list[float],
     series: dict[str, list[float]],
     xlabel: str,
@@ -67,8 +67,8 @@ def plot(
     logy: bool,
 ) -> None:
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for name, ys in series.items():
-        ax.plot(x, ys, marker="o", label=name)
+    for label, ys in series.items():
+        ax.plot(x, ys, marker="o", label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if logx:
@@ -79,8 +79,10 @@ def plot(
     if len(series) > 1:
         ax.legend()
     fig.tight_layout()
+    path = Path(__file__).with_name(file)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    print(f"\n{path.relative_to(ROOT)}\n")
 
 
 def flows(flows_max: int) -> None:
@@ -125,9 +127,8 @@ def hops() -> None:
     print("|---:|---:|---:|---:|")
     for h, wall, rss, pkts in rows:
         print(f"| {h} | {wall:.3f} s | {wall * 1e9 / pkts / h:.0f} | {rss / 1024:.1f} MiB |")
-    out = Path(__file__).with_name("scaling_hops.png")
     plot(
-        out,
+        "scaling_hops.png",
         [r[0] for r in rows],
         {"wall time": [r[1] for r in rows]},
         "links on the path",
@@ -135,7 +136,6 @@ def hops() -> None:
         logx=False,
         logy=False,
     )
-    print(f"\n{out.relative_to(ROOT)}\n")
 
 
 def pending() -> None:
@@ -153,9 +153,8 @@ def pending() -> None:
     print("|---:|" + "---:|" * len(names))
     for c in counts:
         print(f"| {c:,} | " + " | ".join(f"{by_queue[n][c]:.1f}" for n in names) + " |")
-    out = Path(__file__).with_name("scaling_pending.png")
     plot(
-        out,
+        "scaling_pending.png",
         counts,
         {n: [by_queue[n][c] for c in counts] for n in names},
         "pending events",
@@ -163,7 +162,6 @@ def pending() -> None:
         logx=True,
         logy=True,
     )
-    print(f"\n{out.relative_to(ROOT)}")
 
 
 def main() -> int:

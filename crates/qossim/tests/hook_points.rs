@@ -6,8 +6,8 @@ use qossim::net::{AgentId, LinkId, NodeId, Packet, NONE};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{PS_PER_MS, PS_PER_S};
 use qossim::traffic::{
-    Admission, Arrivals, CallAdmission, FlowGenerator, Holding, PacketTemplate, Sink, Source,
-    SourceModel,
+    ActiveCall, Admission, Arrivals, CallAdmission, CallStreams, Calls, FlowGenerator, Holding,
+    PacketTemplate, Sink, Source, SourceModel, POLICY_TIMER,
 };
 use qossim::world::{Agent, Ctx, PortVerdict, World};
 use std::any::Any;
@@ -205,15 +205,9 @@ impl CallAdmission for DelayedAdmit {
         ctx.signal(me, self.delay, Decide(call));
         Admission::Pending
     }
-    fn on_signal(
-        &mut self,
-        _from: AgentId,
-        msg: &dyn Any,
-        _ctx: &mut Ctx,
-        decided: &mut Vec<(u64, bool)>,
-    ) {
+    fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, _ctx: &mut Ctx, calls: &mut Calls) {
         if let Some(Decide(call)) = msg.downcast_ref::<Decide>() {
-            decided.push((*call, true));
+            calls.decide(*call, true);
         }
     }
 }
@@ -270,15 +264,9 @@ impl CallAdmission for RejectLater {
         ctx.signal(me, PS_PER_MS, Decide(call));
         Admission::Pending
     }
-    fn on_signal(
-        &mut self,
-        _from: AgentId,
-        msg: &dyn Any,
-        _ctx: &mut Ctx,
-        decided: &mut Vec<(u64, bool)>,
-    ) {
+    fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, _ctx: &mut Ctx, calls: &mut Calls) {
         if let Some(Decide(call)) = msg.downcast_ref::<Decide>() {
-            decided.push((*call, false));
+            calls.decide(*call, false);
         }
     }
 }
@@ -316,4 +304,162 @@ fn calls_rejected_later_count_as_blocked_and_send_nothing() {
     assert_eq!(blocked + pending, offered);
     assert_eq!(w.flows.recs.len(), 0);
     assert_eq!(s["group.calls.sent_pkts"].as_u64().unwrap(), 0);
+}
+
+/// Admits odd calls, rejects even ones (or admits all), and writes down each call's end.
+struct OddOnly {
+    all: bool,
+    ends: Rc<RefCell<Vec<(u64, u64)>>>,
+}
+
+impl CallAdmission for OddOnly {
+    fn admit(&mut self, call: u64, _active: usize, _ctx: &mut Ctx) -> Admission {
+        if self.all || call % 2 == 1 {
+            Admission::Admit
+        } else {
+            Admission::Reject
+        }
+    }
+    fn on_call_end(&mut self, call: &ActiveCall, _ctx: &Ctx) {
+        self.ends.borrow_mut().push((call.call, call.end));
+    }
+}
+
+/// The (call, end) pairs of the odd calls of one run that admits all calls or only odd
+/// ones, with random numbers drawn by `streams`.
+fn odd_call_ends(streams: CallStreams, all: bool) -> Vec<(u64, u64)> {
+    let mut w = World::new(5);
+    let a = w.net.add_node("A");
+    let b = w.net.add_node("B");
+    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
+    let sink = w.add_agent("sink", Box::new(Sink));
+    let g = w.flows.add_group("calls");
+    let ends = Rc::new(RefCell::new(Vec::new()));
+    let gen = FlowGenerator::new(
+        "gen",
+        5,
+        SourceModel::Cbr {
+            size: 100,
+            interval: 0.02,
+        },
+        PacketTemplate::new(a, b, sink),
+        g,
+        Arrivals::Poisson { rate: 5.0 },
+        Holding::Exp(1.0),
+        0.0,
+    )
+    .with_call_streams(streams, 5)
+    .with_admission(Box::new(OddOnly {
+        all,
+        ends: ends.clone(),
+    }));
+    w.add_agent("gen", Box::new(gen));
+    w.run_until(30 * PS_PER_S);
+    let mut odd: Vec<(u64, u64)> = ends
+        .borrow()
+        .iter()
+        .copied()
+        .filter(|c| c.0 % 2 == 1)
+        .collect();
+    odd.sort_unstable();
+    odd
+}
+
+#[test]
+fn per_call_streams_keep_a_calls_flow_whatever_is_decided_for_the_others() {
+    let all = odd_call_ends(CallStreams::PerCall, true);
+    let odd = odd_call_ends(CallStreams::PerCall, false);
+    assert!(all.len() > 40, "enough calls ended: {}", all.len());
+    assert_eq!(all, odd, "each odd call holds exactly as long in both runs");
+    // Drawn by admission, holding times share the arrivals' stream: the decisions for
+    // even calls change what the odd ones draw.
+    let all = odd_call_ends(CallStreams::ByAdmission, true);
+    let odd = odd_call_ends(CallStreams::ByAdmission, false);
+    assert_ne!(all, odd);
+}
+
+/// At 5 s, terminates every other call in progress.
+struct HalveAt5s {
+    before: usize,
+    terminated: Vec<ActiveCall>,
+}
+
+impl CallAdmission for HalveAt5s {
+    fn start(&mut self, ctx: &mut Ctx) {
+        ctx.timer_at(5 * PS_PER_S, POLICY_TIMER);
+    }
+    fn admit(&mut self, _call: u64, _active: usize, _ctx: &mut Ctx) -> Admission {
+        Admission::Admit
+    }
+    fn on_timer(&mut self, kind: u32, _ctx: &mut Ctx, calls: &mut Calls) {
+        assert_eq!(kind, POLICY_TIMER);
+        self.before = calls.active.len();
+        for i in (0..calls.active.len()).step_by(2) {
+            self.terminated.push(calls.active[i]);
+            calls.terminate(i);
+        }
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        Some(self)
+    }
+}
+
+#[test]
+fn a_policy_terminates_calls_in_progress() {
+    let mut w = World::new(6);
+    let a = w.net.add_node("A");
+    let b = w.net.add_node("B");
+    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
+    let sink = w.add_agent("sink", Box::new(Sink));
+    let g = w.flows.add_group("calls");
+    let gen = FlowGenerator::new(
+        "gen",
+        6,
+        SourceModel::Cbr {
+            size: 100,
+            interval: 0.01,
+        },
+        PacketTemplate::new(a, b, sink),
+        g,
+        Arrivals::Poisson { rate: 10.0 },
+        Holding::Fixed(100.0),
+        0.0,
+    )
+    .stop_arrivals_at(4 * PS_PER_S)
+    .with_admission(Box::new(HalveAt5s {
+        before: 0,
+        terminated: Vec::new(),
+    }));
+    let gid = w.add_agent("gen", Box::new(gen));
+    w.run_until(8 * PS_PER_S);
+    let gen = w.agents.get_mut::<FlowGenerator>(gid).unwrap();
+    let left: Vec<ActiveCall> = gen.active_calls().to_vec();
+    let p = gen.admission::<HalveAt5s>().unwrap();
+    let (before, terminated) = (p.before, p.terminated.clone());
+    assert!(before > 20, "calls in progress at 5 s: {before}");
+    assert_eq!(terminated.len(), before.div_ceil(2));
+    assert_eq!(left.len(), before - terminated.len());
+    // Terminated flows stop at 5 s and send nothing after; the others send on.
+    for c in &terminated {
+        let r = &w.flows.recs[c.flow as usize];
+        assert_eq!(r.stop, 5 * PS_PER_S, "call {}", c.call);
+        assert!(
+            r.sent_pkts <= 501,
+            "call {}: {} packets",
+            c.call,
+            r.sent_pkts
+        );
+    }
+    for c in &left {
+        assert!(
+            w.flows.recs[c.flow as usize].sent_pkts > 400,
+            "call {}",
+            c.call
+        );
+    }
+    let s = w.summary();
+    assert_eq!(
+        s["agent.gen.active_now"].as_u64().unwrap() as usize,
+        left.len()
+    );
 }

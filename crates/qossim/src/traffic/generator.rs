@@ -2,14 +2,13 @@
 
 use super::source::{PacketTemplate, Source, SourceModel};
 use crate::metrics::TimeAverage;
-use crate::net::AgentId;
+use crate::net::{AgentId, FlowId};
 use crate::rng::Rng;
 use crate::time::{secs, Time, NEVER};
 use crate::world::{Agent, Ctx};
 use serde_json::{json, Value};
 use std::any::Any;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 /// How calls arrive.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,27 +64,92 @@ pub enum Admission {
     /// The call is blocked (it never retries).
     Reject,
     /// The policy decides later (after a probe, or a request's round trip), answering
-    /// through [`CallAdmission::on_signal`].
+    /// through [`CallAdmission::on_signal`] or [`CallAdmission::on_timer`].
     Pending,
 }
 
-/// A call admission policy of a [`FlowGenerator`]: it decides each call at once, or
-/// later, when a signal (a probe's verdict, an answer from a measurement point) reaches
-/// the generator. Signals addressed to the generator are handed to its policy.
-pub trait CallAdmission {
-    /// Call number `call` (counted from 1) arrives while `active` calls are in progress.
-    fn admit(&mut self, call: u64, active: usize, ctx: &mut Ctx) -> Admission;
-    /// A signal from `from` reached the generator; the policy pushes each pending call it
-    /// now decides onto `decided` as (call, admitted).
-    fn on_signal(
-        &mut self,
-        _from: AgentId,
-        _msg: &dyn Any,
-        _ctx: &mut Ctx,
-        _decided: &mut Vec<(u64, bool)>,
-    ) {
+/// Where a generator's random numbers come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CallStreams {
+    /// Arrivals and holding times from the stream `<name>`; the `n`-th admitted flow's
+    /// model and jitter from `<name>/<n>`.
+    #[default]
+    ByAdmission,
+    /// Arrivals from `<name>/arrivals`; call number `c`'s holding time, model and jitter
+    /// from `<name>/<c>`, drawn when it starts. A call's flow is then the same whatever
+    /// is decided for the calls before it, so two admission policies compared with one
+    /// seed see common random numbers.
+    PerCall,
+}
+
+/// An admitted call still in progress.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ActiveCall {
+    /// Call number (counted from 1 over offered calls).
+    pub call: u64,
+    /// Its source agent.
+    pub agent: AgentId,
+    /// Its flow.
+    pub flow: FlowId,
+    /// When its holding time ends.
+    pub end: Time,
+    /// Its model's mean rate, bit/s.
+    pub mean_bps: f64,
+    /// A byte count the admission policy may keep per call (0 when the call starts),
+    /// e.g. the flow's sent bytes when a rate measurement began.
+    pub mark: u64,
+}
+
+/// What a policy sees of its generator's calls while it handles a signal or a timer,
+/// and what it asks the generator to do once it returns.
+pub struct Calls<'a> {
+    /// Calls in progress, in the order they were admitted (calls whose holding time has
+    /// ended have been removed).
+    pub active: &'a mut [ActiveCall],
+    decided: Vec<(u64, bool)>,
+    terminate: Vec<usize>,
+}
+
+impl Calls<'_> {
+    /// Pending call `call` is now decided: started when `admitted`, blocked otherwise.
+    pub fn decide(&mut self, call: u64, admitted: bool) {
+        self.decided.push((call, admitted));
+    }
+
+    /// Terminates `active[index]` now: its source stops and its flow closes.
+    pub fn terminate(&mut self, index: usize) {
+        self.terminate.push(index);
     }
 }
+
+/// A call admission policy of a [`FlowGenerator`]: it decides each call at once, or
+/// later, when a signal (a probe's verdict, an answer from a measurement point) or one
+/// of its timers reaches the generator; it may also terminate calls in progress (flow
+/// termination). Signals addressed to the generator, and timers of kind
+/// [`POLICY_TIMER`] and above, are handed to its policy.
+pub trait CallAdmission {
+    /// The run starts (register series here).
+    fn start(&mut self, _ctx: &mut Ctx) {}
+    /// Call number `call` (counted from 1) arrives while `active` calls are in progress.
+    fn admit(&mut self, call: u64, active: usize, ctx: &mut Ctx) -> Admission;
+    /// A signal from `from` reached the generator.
+    fn on_signal(&mut self, _from: AgentId, _msg: &dyn Any, _ctx: &mut Ctx, _calls: &mut Calls) {}
+    /// A timer of kind `kind` (set by the policy, at least [`POLICY_TIMER`]) fired.
+    fn on_timer(&mut self, _kind: u32, _ctx: &mut Ctx, _calls: &mut Calls) {}
+    /// `call`'s holding time ended (told in order of ends, before the event that found
+    /// it ended is handled).
+    fn on_call_end(&mut self, _call: &ActiveCall, _ctx: &Ctx) {}
+    /// Adds the policy's own summary entries.
+    fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
+    /// The policy as `Any`, for reading its state after a run
+    /// ([`FlowGenerator::admission`]).
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        None
+    }
+}
+
+/// The first timer kind that belongs to a generator's admission policy.
+pub const POLICY_TIMER: u32 = 3;
 
 /// A trunk of `0` circuits: admit while fewer than this many calls are active
 /// (M/G/c/c; its blocking is Erlang-B).
@@ -102,7 +166,7 @@ impl CallAdmission for MaxActive {
 }
 
 /// Generates calls; every admitted call becomes a [`Source`] agent sending until its
-/// holding time ends.
+/// holding time ends (or its policy terminates it).
 pub struct FlowGenerator {
     name: String,
     model: SourceModel,
@@ -112,6 +176,7 @@ pub struct FlowGenerator {
     arrivals: Arrivals,
     holding: Holding,
     jitter: f64,
+    streams: CallStreams,
     /// False: the calls' flows share their group's one record (no per-call memory).
     per_flow: bool,
     stop_arrivals: Time,
@@ -119,8 +184,11 @@ pub struct FlowGenerator {
     measure_from: Time,
     admission: Option<Box<dyn CallAdmission>>,
     rng: Rng,
-    ends: BinaryHeap<Reverse<Time>>,
+    calls: Vec<ActiveCall>,
+    next_end: Time,
     active: TimeAverage,
+    record_active: Option<String>,
+    active_series: Option<usize>,
     offered: u64,
     admitted: u64,
     blocked: u64,
@@ -157,14 +225,18 @@ impl FlowGenerator {
             arrivals,
             holding,
             jitter,
+            streams: CallStreams::ByAdmission,
             per_flow: true,
             stop_arrivals: NEVER,
             start_arrivals: 0,
             measure_from: 0,
             admission: None,
             rng: Rng::stream(seed, name),
-            ends: BinaryHeap::new(),
+            calls: Vec::new(),
+            next_end: NEVER,
             active: TimeAverage::default(),
+            record_active: None,
+            active_series: None,
             offered: 0,
             admitted: 0,
             blocked: 0,
@@ -173,6 +245,16 @@ impl FlowGenerator {
             measuring: true,
             pending: HashMap::new(),
         }
+    }
+
+    /// Draws random numbers by `streams` (see [`CallStreams`]) in a run with seed `seed`.
+    pub fn with_call_streams(mut self, streams: CallStreams, seed: u64) -> Self {
+        self.streams = streams;
+        self.rng = match streams {
+            CallStreams::ByAdmission => Rng::stream(seed, &self.name),
+            CallStreams::PerCall => Rng::stream(seed, &format!("{}/arrivals", self.name)),
+        };
+        self
     }
 
     /// Calls start arriving at `t` (the first one an exponential time after it).
@@ -201,6 +283,12 @@ impl FlowGenerator {
         self
     }
 
+    /// Writes the number of calls in progress at every change to the series `series`.
+    pub fn record_active(mut self, series: &str) -> Self {
+        self.record_active = Some(series.to_string());
+        self
+    }
+
     /// Decides each call with `adm`.
     pub fn with_admission(mut self, adm: Box<dyn CallAdmission>) -> Self {
         self.admission = Some(adm);
@@ -213,15 +301,60 @@ impl FlowGenerator {
         self.admission = Some(adm);
     }
 
-    /// Removes calls that ended by `now`, in order, keeping the active-call average exact
-    /// (every end lies after the previous update, so updates stay monotone in time).
-    fn expire(&mut self, now: Time) {
-        while let Some(&Reverse(t)) = self.ends.peek() {
-            if t > now {
-                break;
+    /// The admission policy, if it is a `T`.
+    pub fn admission<T: 'static>(&mut self) -> Option<&mut T> {
+        self.admission.as_mut()?.as_any_mut()?.downcast_mut::<T>()
+    }
+
+    /// The generator's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The flow group its flows are counted in.
+    pub fn group(&self) -> u32 {
+        self.group
+    }
+
+    /// The header its flows' packets carry.
+    pub fn template(&self) -> PacketTemplate {
+        self.tmpl
+    }
+
+    /// Removes calls that ended by `now`, in order of their ends, keeping the active-call
+    /// average exact (every end lies after the previous update, so updates stay monotone
+    /// in time) and telling the policy.
+    fn expire(&mut self, now: Time, ctx: &mut Ctx) {
+        if now < self.next_end {
+            return;
+        }
+        let mut ended: Vec<ActiveCall> = self
+            .calls
+            .iter()
+            .filter(|c| c.end <= now)
+            .copied()
+            .collect();
+        ended.sort_by_key(|c| (c.end, c.flow));
+        self.calls.retain(|c| c.end > now);
+        let mut n = self.calls.len() + ended.len();
+        for c in ended {
+            n -= 1;
+            self.active.set(c.end, n as f64);
+            if let Some(s) = self.active_series {
+                ctx.rec.push(s, c.end, n as f64);
             }
-            self.ends.pop();
-            self.active.set(t, self.ends.len() as f64);
+            if let Some(p) = self.admission.as_mut() {
+                p.on_call_end(&c, ctx);
+            }
+        }
+        self.next_end = self.calls.iter().map(|c| c.end).min().unwrap_or(NEVER);
+    }
+
+    fn active_changed(&mut self, now: Time, ctx: &mut Ctx) {
+        let n = self.calls.len() as f64;
+        self.active.set(now, n);
+        if let Some(s) = self.active_series {
+            ctx.rec.push(s, now, n);
         }
     }
 
@@ -238,14 +371,58 @@ impl FlowGenerator {
         }
     }
 
-    /// Calls in progress now.
+    /// Calls in progress as of the generator's last event (calls whose holding time ended
+    /// since then are still listed; see [`FlowGenerator::active_at`]).
+    pub fn active_calls(&self) -> &[ActiveCall] {
+        &self.calls
+    }
+
+    /// Calls in progress as of the generator's last event.
     pub fn active(&self) -> usize {
-        self.ends.len()
+        self.calls.len()
+    }
+
+    /// Calls in progress at `now`.
+    pub fn active_at(&self, now: Time) -> usize {
+        self.calls.iter().filter(|c| c.end > now).count()
     }
 
     /// Calls awaiting their policy's decision.
     pub fn pending(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Calls offered so far (all time).
+    pub fn offered(&self) -> u64 {
+        self.offered
+    }
+
+    /// Calls admitted so far (all time).
+    pub fn admitted(&self) -> u64 {
+        self.admitted
+    }
+
+    /// Calls blocked so far (all time).
+    pub fn blocked(&self) -> u64 {
+        self.blocked
+    }
+
+    /// Time-averaged number of calls in progress from the start of measuring to `now`.
+    pub fn active_mean(&self, now: Time) -> f64 {
+        let mut avg = self.active.clone();
+        let mut ends: Vec<Time> = self
+            .calls
+            .iter()
+            .map(|c| c.end)
+            .filter(|&t| t <= now)
+            .collect();
+        ends.sort_unstable();
+        let mut n = self.calls.len();
+        for t in ends {
+            n -= 1;
+            avg.set(t, n as f64);
+        }
+        avg.mean(now)
     }
 
     fn block(&mut self, measured: bool) {
@@ -255,32 +432,112 @@ impl FlowGenerator {
         }
     }
 
-    /// Starts an admitted call now: a flow and its source, for a fresh holding time.
-    fn start_call(&mut self, ctx: &mut Ctx) {
+    /// Starts admitted call `call` now: a flow and its source, for a fresh holding time.
+    fn start_call(&mut self, call: u64, ctx: &mut Ctx) {
         let now = ctx.now();
         self.admitted += 1;
-        let hold = match self.holding {
-            Holding::Exp(m) => self.rng.exp(m),
-            Holding::Fixed(m) => m,
+        let (hold, mut frng) = match self.streams {
+            CallStreams::ByAdmission => {
+                let hold = self.draw_holding(None);
+                let name = format!("{}/{}", self.name, self.admitted);
+                (hold, Rng::stream(ctx.seed(), &name))
+            }
+            CallStreams::PerCall => {
+                let mut r = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, call));
+                (self.draw_holding(Some(&mut r)), r)
+            }
         };
-        let end = now + secs(hold).max(1);
-        self.ends.push(Reverse(end));
-        self.active.set(now, self.ends.len() as f64);
+        let end = now.saturating_add(secs(hold).max(1));
+        let model = self.shared[self.model.pick_index(&mut frng)].clone();
         let flow = if self.per_flow {
             ctx.flows.open(self.group, now)
         } else {
             ctx.flows.open_shared(self.group, now)
         };
-        let mut frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, self.admitted));
-        let model = self.shared[self.model.pick_index(&mut frng)].clone();
+        let mean_bps = model.mean_bps();
         let src = Source::with_shared(model, self.tmpl, flow, 0, end, self.jitter, frng);
-        ctx.spawn(String::new(), Box::new(src));
+        let agent = ctx.spawn(String::new(), Box::new(src));
+        self.calls.push(ActiveCall {
+            call,
+            agent,
+            flow,
+            end,
+            mean_bps,
+            mark: 0,
+        });
+        self.next_end = self.next_end.min(end);
+        self.active_changed(now, ctx);
+    }
+
+    /// A holding time from `rng`, or from the generator's own stream.
+    fn draw_holding(&mut self, rng: Option<&mut Rng>) -> f64 {
+        match self.holding {
+            Holding::Exp(m) => rng.unwrap_or(&mut self.rng).exp(m),
+            Holding::Fixed(m) => m,
+        }
+    }
+
+    /// Hands a signal or a timer to the policy, then carries out what it asked:
+    /// terminations first, then decisions.
+    fn consult(
+        &mut self,
+        ctx: &mut Ctx,
+        ask: impl FnOnce(&mut dyn CallAdmission, &mut Ctx, &mut Calls),
+    ) {
+        let Some(mut policy) = self.admission.take() else {
+            return;
+        };
+        let mut calls = Calls {
+            active: &mut self.calls,
+            decided: Vec::new(),
+            terminate: Vec::new(),
+        };
+        ask(policy.as_mut(), ctx, &mut calls);
+        let Calls {
+            decided, terminate, ..
+        } = calls;
+        self.admission = Some(policy);
+        if !terminate.is_empty() {
+            let now = ctx.now();
+            let mut stop = vec![false; self.calls.len()];
+            for i in terminate {
+                stop[i] = true;
+            }
+            let mut k = 0;
+            self.calls.retain(|c| {
+                let s = stop[k];
+                k += 1;
+                if s {
+                    ctx.stop(c.agent);
+                    ctx.flows.close(c.flow, now);
+                }
+                !s
+            });
+            self.next_end = self.calls.iter().map(|c| c.end).min().unwrap_or(NEVER);
+            self.active_changed(now, ctx);
+        }
+        for (call, admitted) in decided {
+            let Some(measured) = self.pending.remove(&call) else {
+                continue;
+            };
+            if admitted {
+                self.start_call(call, ctx);
+            } else {
+                self.block(measured);
+            }
+        }
     }
 }
 
 impl Agent for FlowGenerator {
     fn start(&mut self, ctx: &mut Ctx) {
-        self.measuring = self.measure_from == 0;
+        if let Some(p) = self.admission.as_mut() {
+            p.start(ctx);
+        }
+        if let Some(name) = &self.record_active {
+            self.active_series = Some(ctx.rec.id(name, "flows"));
+        }
+        self.measuring = self.measure_from <= ctx.now();
         if !self.measuring {
             ctx.timer_at(self.measure_from, MEASURE);
         }
@@ -293,15 +550,22 @@ impl Agent for FlowGenerator {
 
     fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
         let now = ctx.now();
-        self.expire(now);
-        if kind == MEASURE {
-            self.measuring = true;
-            self.active.reset_at(now);
-            return;
-        }
-        if kind == OPEN {
-            self.schedule_next(ctx);
-            return;
+        self.expire(now, ctx);
+        match kind {
+            MEASURE => {
+                self.measuring = true;
+                self.active.reset_at(now);
+                return;
+            }
+            OPEN => {
+                self.schedule_next(ctx);
+                return;
+            }
+            k if k >= POLICY_TIMER => {
+                self.consult(ctx, |p, ctx, calls| p.on_timer(k, ctx, calls));
+                return;
+            }
+            _ => {}
         }
         let calls = match self.arrivals {
             Arrivals::Poisson { .. } => 1,
@@ -315,11 +579,11 @@ impl Agent for FlowGenerator {
                 self.offered_measured += 1;
             }
             let decision = match self.admission.as_mut() {
-                Some(a) => a.admit(call, self.ends.len(), ctx),
+                Some(a) => a.admit(call, self.calls.len(), ctx),
                 None => Admission::Admit,
             };
             match decision {
-                Admission::Admit => self.start_call(ctx),
+                Admission::Admit => self.start_call(call, ctx),
                 Admission::Reject => self.block(measured),
                 Admission::Pending => {
                     self.pending.insert(call, measured);
@@ -331,7 +595,8 @@ impl Agent for FlowGenerator {
 
     /// Blocking and active-call statistics count from the end of the warm-up.
     fn on_warmup(&mut self, now: Time) {
-        self.expire(now);
+        // Calls that ended since the last event leave at the next one: the average's
+        // value then changes at their (earlier) ends without adding area before `now`.
         self.measuring = true;
         self.active.reset_at(now);
         self.offered_measured = 0;
@@ -342,43 +607,11 @@ impl Agent for FlowGenerator {
     }
 
     fn on_signal(&mut self, from: AgentId, msg: &dyn Any, ctx: &mut Ctx) {
-        let Some(mut policy) = self.admission.take() else {
-            return;
-        };
-        let mut decided = Vec::new();
-        policy.on_signal(from, msg, ctx, &mut decided);
-        self.admission = Some(policy);
-        if decided.is_empty() {
-            return;
-        }
-        self.expire(ctx.now());
-        for (call, admitted) in decided {
-            let Some(measured) = self.pending.remove(&call) else {
-                continue;
-            };
-            if admitted {
-                self.start_call(ctx);
-            } else {
-                self.block(measured);
-            }
-        }
+        self.expire(ctx.now(), ctx);
+        self.consult(ctx, |p, ctx, calls| p.on_signal(from, msg, ctx, calls));
     }
 
     fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {
-        // Account for calls that ended since the last arrival without mutating.
-        let mut active = self.active.clone();
-        let mut ends: Vec<Time> = self
-            .ends
-            .iter()
-            .map(|r| r.0)
-            .filter(|&t| t <= now)
-            .collect();
-        ends.sort_unstable();
-        let mut n = self.ends.len();
-        for t in ends {
-            n -= 1;
-            active.set(t, n as f64);
-        }
         out.push(("offered_calls".into(), json!(self.offered_measured)));
         out.push(("blocked_calls".into(), json!(self.blocked_measured)));
         out.push(("admitted_calls_total".into(), json!(self.admitted)));
@@ -390,8 +623,11 @@ impl Agent for FlowGenerator {
                 0.0
             }),
         ));
-        out.push(("active_mean".into(), json!(active.mean(now))));
-        out.push(("active_now".into(), json!(n)));
+        out.push(("active_mean".into(), json!(self.active_mean(now))));
+        out.push(("active_now".into(), json!(self.active_at(now))));
+        if let Some(p) = &self.admission {
+            p.report(now, out);
+        }
     }
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {

@@ -10,7 +10,10 @@ pub mod models;
 mod source;
 mod trace;
 
-pub use generator::{Admission, Arrivals, CallAdmission, FlowGenerator, Holding, MaxActive};
+pub use generator::{
+    ActiveCall, Admission, Arrivals, CallAdmission, CallStreams, Calls, FlowGenerator, Holding,
+    MaxActive, POLICY_TIMER,
+};
 pub use models::{named_model, Codec, CODECS};
 pub use source::{PacketTemplate, Period, Sink, SizeDist, Source, SourceModel};
 pub use trace::{Frame, FrameTrace};

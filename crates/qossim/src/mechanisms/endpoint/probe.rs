@@ -4,7 +4,7 @@
 
 use crate::packet::{marks, AgentId, NodeId, Packet, NONE};
 use crate::time::{to_secs, Time};
-use crate::traffic::{Admission, CallAdmission};
+use crate::traffic::{Admission, CallAdmission, Calls};
 use crate::world::{Agent, Ctx};
 use std::any::Any;
 use std::collections::HashMap;
@@ -470,15 +470,9 @@ impl CallAdmission for ProbeAdmission {
         Admission::Pending
     }
 
-    fn on_signal(
-        &mut self,
-        _from: AgentId,
-        msg: &dyn Any,
-        _ctx: &mut Ctx,
-        decided: &mut Vec<(u64, bool)>,
-    ) {
+    fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, _ctx: &mut Ctx, calls: &mut Calls) {
         if let Some(v) = msg.downcast_ref::<ProbeVerdict>() {
-            decided.push((v.call, v.admit));
+            calls.decide(v.call, v.admit);
         }
     }
 }

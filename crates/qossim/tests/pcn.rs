@@ -12,7 +12,7 @@ use qossim::metrics::{t_interval, Welford};
 use qossim::net::{NodeId, Packet, NONE};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{secs, tx_time, Time, PS_PER_MS, PS_PER_S, PS_PER_US};
-use qossim::traffic::{named_model, Arrivals, Holding, SourceModel};
+use qossim::traffic::{named_model, Arrivals, FlowGenerator, Holding, SourceModel};
 use qossim::{Agent, Ctx, Rng, World};
 
 fn pcn(size: u32) -> Packet {
@@ -422,7 +422,7 @@ fn admission_decisions_take_exactly_the_signalling_round_trip() {
                 fwd += l.delay + tx_time(100, l.rate_bps);
                 back += l.delay;
             }
-            let ing = w.agents.get_mut::<PcnIngress>(ih.agent).unwrap();
+            let ing = PcnIngress::of(&mut w, ih.agent).unwrap();
             let d = ing.decisions();
             assert!(d.len() > 5, "{}: {} decisions", ih.name, d.len());
             for c in d {
@@ -454,10 +454,7 @@ fn admission_decisions_take_exactly_the_signalling_round_trip() {
         .unwrap();
     w.run_until(secs(3.0));
     let want = 2 * PS_PER_MS + tx_time(64, 2_000_000) + 7 * PS_PER_MS;
-    let ing = w
-        .agents
-        .get_mut::<PcnIngress>(h.ingresses[0].agent)
-        .unwrap();
+    let ing = PcnIngress::of(&mut w, h.ingresses[0].agent).unwrap();
     assert!(ing.decisions().len() > 5);
     for c in ing.decisions() {
         assert_eq!(c.decided - c.requested, want);
@@ -488,21 +485,22 @@ fn scripted_termination(rounding: Rounding, excess_flows: f64) -> (usize, usize,
     w.run_until(secs(0.5));
     let n = w
         .agents
-        .get_mut::<PcnIngress>(ag)
+        .get_mut::<FlowGenerator>(ag)
         .unwrap()
-        .active_flows()
+        .active_calls()
         .len();
     let sar = (n as f64 - excess_flows) * 64_000.0;
     PcnIngress::schedule_sar(&mut w, ag, PS_PER_S, sar);
     // A second report during the measurement is ignored.
     PcnIngress::schedule_sar(&mut w, ag, PS_PER_S + 50 * PS_PER_MS, 0.0);
     w.run_until(secs(1.2));
-    let ing = w.agents.get_mut::<PcnIngress>(ag).unwrap();
+    let ing = PcnIngress::of(&mut w, ag).unwrap();
     assert_eq!(ing.sars(), (2, 1));
     assert_eq!(ing.terminations().len(), 1);
     let ev = ing.terminations()[0];
     let k = ev.terminated;
-    assert_eq!(ing.active_flows().len(), n - k);
+    let left = w.agents.get_mut::<FlowGenerator>(ag).unwrap().active();
+    assert_eq!(left, n - k);
     // Terminated flows send nothing more: over the next second the aggregate sends
     // exactly (n − k) flows x 50 packets x 160 B.
     let sent0 = w.flows.groups[group].sent_bytes;
@@ -564,23 +562,20 @@ fn stale_sequence(ignore_stale: bool) -> (usize, Vec<TerminationEvent>, u64, usi
     w.run_until(secs(0.5));
     let n = w
         .agents
-        .get_mut::<PcnIngress>(ag)
+        .get_mut::<FlowGenerator>(ag)
         .unwrap()
-        .active_flows()
+        .active_calls()
         .len();
     let flows = |k: usize| (n - k) as f64 * 64_000.0;
     PcnIngress::schedule_report(&mut w, ag, PS_PER_S, flows(3), secs(0.9));
     PcnIngress::schedule_report(&mut w, ag, secs(1.15), flows(6), secs(1.05));
     PcnIngress::schedule_report(&mut w, ag, secs(1.4), flows(5), secs(1.1));
     w.run_until(secs(2.0));
-    let ing = w.agents.get_mut::<PcnIngress>(ag).unwrap();
+    let ing = PcnIngress::of(&mut w, ag).unwrap();
     assert_eq!(ing.sars().0, 3);
-    (
-        n,
-        ing.terminations().to_vec(),
-        ing.stale_sars(),
-        ing.active_flows().len(),
-    )
+    let (terminations, stale) = (ing.terminations().to_vec(), ing.stale_sars());
+    let left = w.agents.get_mut::<FlowGenerator>(ag).unwrap().active();
+    (n, terminations, stale, left)
 }
 
 #[test]
@@ -673,7 +668,7 @@ fn mean_active(seed: u64, arrivals: Arrivals) -> f64 {
     w.run_until(end);
     let ing = w
         .agents
-        .get_mut::<PcnIngress>(h.ingresses[0].agent)
+        .get_mut::<FlowGenerator>(h.ingresses[0].agent)
         .unwrap();
     assert_eq!(ing.blocked(), 0);
     ing.active_mean(end)
@@ -751,7 +746,7 @@ fn well_below_ra_nothing_is_marked_or_blocked() {
     let l = r.link;
     let m = r.handles.vq_marker(&mut r.world, l).unwrap();
     let (pcn_pkts, marked) = (m.pcn_pkts, m.admission_marked_pkts);
-    let ing = r.handles.ingress(&mut r.world, "A-B").unwrap();
+    let ing = r.handles.generator(&mut r.world, "A-B").unwrap();
     eprintln!(
         "offered {} admitted {} blocked {}, {pcn_pkts} PCN packets, {marked} marked",
         ing.offered(),
@@ -825,7 +820,7 @@ fn termination_after_failure_removes_about_the_optimal_fraction() {
         .unwrap();
     schedule_termination_rates(&mut w, t_fail, vec![(l, rt)]);
     w.run_until(t_fail);
-    let n = h.ingress(&mut w, "A-B").unwrap().active_at(t_fail);
+    let n = h.generator(&mut w, "A-B").unwrap().active_at(t_fail);
     assert_eq!(
         h.termination_marker(&mut w, l)
             .unwrap()

@@ -7,7 +7,7 @@ use qossim::mechanisms::pcn::PcnSpec;
 use qossim::mechanisms::pcn::*;
 use qossim::scenario::{self, Scenario};
 use qossim::time::{secs, Time, PS_PER_MS};
-use qossim::traffic::{named_model, Arrivals, Holding};
+use qossim::traffic::{named_model, ActiveCall, Arrivals, FlowGenerator, Holding};
 use qossim::World;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
@@ -472,15 +472,15 @@ fn scenario_termination_domain_equals_the_hand_built_one() {
     let h = dom.build(&mut w).unwrap();
     // The load at failure, taken just before the termination rates change.
     let agents: Vec<u32> = h.ingresses.iter().map(|i| i.agent).collect();
-    let at_failure: Rc<RefCell<Vec<Vec<ActiveFlow>>>> = Rc::default();
+    let at_failure: Rc<RefCell<Vec<Vec<ActiveCall>>>> = Rc::default();
     let snap = at_failure.clone();
     w.schedule_action(t_fail, move |w: &mut World| {
         let now = w.sched.now();
         *snap.borrow_mut() = agents
             .iter()
             .map(|&a| {
-                let ing = w.agents.get_mut::<PcnIngress>(a).unwrap();
-                ing.active_flows()
+                let gen = w.agents.get_mut::<FlowGenerator>(a).unwrap();
+                gen.active_calls()
                     .iter()
                     .filter(|f| f.end > now)
                     .copied()
@@ -506,7 +506,7 @@ fn scenario_termination_domain_equals_the_hand_built_one() {
         .ingresses
         .iter()
         .map(|i| {
-            let ing = w.agents.get_mut::<PcnIngress>(i.agent).unwrap();
+            let ing = PcnIngress::of(&mut w, i.agent).unwrap();
             ing.terminations()
                 .iter()
                 .map(|e| e.terminated)

@@ -11,7 +11,7 @@ use crate::metrics::{Probe, Series};
 use crate::net::{AgentId, LinkId, Network, NodeId, NONE};
 use crate::queue::{DropTail, Limit};
 use crate::time::{Time, PS_PER_MS};
-use crate::traffic::{PacketTemplate, Sink};
+use crate::traffic::{FlowGenerator, PacketTemplate, Sink};
 use crate::world::World;
 
 /// Drop-tail limit of every link the topology builders create, packets. PCN traffic is
@@ -318,7 +318,8 @@ pub struct IngressHandle {
     pub ingress: NodeId,
     /// Egress node.
     pub egress: NodeId,
-    /// The [`PcnIngress`] agent.
+    /// The aggregate's call generator agent (a [`FlowGenerator`] whose policy is its
+    /// [`PcnIngress`]).
     pub agent: AgentId,
     /// The flow group of its flows (named after the aggregate).
     pub group: u32,
@@ -352,7 +353,13 @@ impl PcnHandles {
     /// The ingress controller of aggregate `name`.
     pub fn ingress<'a>(&self, world: &'a mut World, name: &str) -> Option<&'a mut PcnIngress> {
         let h = self.ingresses.iter().find(|h| h.name == name)?;
-        world.agents.get_mut::<PcnIngress>(h.agent)
+        PcnIngress::of(world, h.agent)
+    }
+
+    /// The call generator of aggregate `name` (its calls, flows and blocking).
+    pub fn generator<'a>(&self, world: &'a mut World, name: &str) -> Option<&'a mut FlowGenerator> {
+        let h = self.ingresses.iter().find(|h| h.name == name)?;
+        world.agents.get_mut::<FlowGenerator>(h.agent)
     }
 
     /// The egress controller of node `node`.
@@ -536,8 +543,9 @@ impl PcnDomain {
             let group = world.flows.add_group(&spec.name);
             let mut tmpl = PacketTemplate::new(spec.ingress, spec.egress, eh.sink);
             tmpl.route = route_id;
-            let ing = PcnIngress::new(&spec.name, world.seed(), spec.config, tmpl, group, sig);
-            let agent = world.add_agent(&spec.name, Box::new(ing));
+            let gen =
+                PcnIngress::generator(&spec.name, world.seed(), spec.config, tmpl, group, sig);
+            let agent = world.add_agent(&spec.name, Box::new(gen));
             if let Some(e) = world.agents.get_mut::<PcnEgress>(eh.agent) {
                 e.add_iea(spec.ingress, agent, sig.reverse);
             }

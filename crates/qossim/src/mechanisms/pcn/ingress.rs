@@ -1,17 +1,20 @@
-//! The PCN ingress of one ingress–egress aggregate: call arrivals, admission decisions
-//! from the egress's Congestion Level Estimate, and flow termination from the sustainable
-//! aggregate rate.
+//! The PCN ingress of one ingress–egress aggregate: the admission policy of its call
+//! generator (decisions from the egress's Congestion Level Estimate) and flow termination
+//! from the sustainable aggregate rate.
 
 use super::marks;
 use super::signals::{CleAnswer, CleRequest, SarReport};
 use crate::engine::{Event, Target};
-use crate::metrics::TimeAverage;
-use crate::net::{AgentId, FlowId, LinkId, Network, NodeId, NONE};
+use crate::net::{AgentId, LinkId, Network, NodeId, NONE};
 use crate::rng::Rng;
-use crate::time::{secs, to_secs, Time, NEVER, PS_PER_MS};
-use crate::traffic::{Arrivals, Holding, PacketTemplate, Source, SourceModel};
-use crate::world::{Agent, Ctx, World};
+use crate::time::{to_secs, Time, NEVER, PS_PER_MS};
+use crate::traffic::{
+    ActiveCall, Admission, Arrivals, CallAdmission, CallStreams, Calls, FlowGenerator, Holding,
+    PacketTemplate, SourceModel, POLICY_TIMER,
+};
+use crate::world::{Ctx, World};
 use serde_json::{json, Value};
+use std::any::Any;
 use std::collections::VecDeque;
 
 /// Mean number of calls in a BATCH arrival.
@@ -233,20 +236,6 @@ impl Signalling {
     }
 }
 
-/// An admitted flow still in progress.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ActiveFlow {
-    /// Its source agent.
-    pub agent: AgentId,
-    /// Its flow id.
-    pub flow: FlowId,
-    /// When its holding time ends.
-    pub end: Time,
-    /// Its model's mean rate, bit/s.
-    pub mean_bps: f64,
-    snap: u64,
-}
-
 /// One admission decision.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CallDecision {
@@ -295,53 +284,44 @@ struct Measurement {
     ended_bytes: u64,
 }
 
-const ARRIVAL: u32 = 0;
-const SAR: u32 = 3;
-const MEASUREMENT_END: u32 = 4;
-const MEASURE_FROM: u32 = 5;
+const SAR: u32 = POLICY_TIMER;
+const MEASUREMENT_END: u32 = POLICY_TIMER + 1;
 
-/// The PCN ingress controller of one ingress–egress aggregate, also its call generator.
+/// The PCN ingress controller of one ingress–egress aggregate: the admission and
+/// termination policy of the aggregate's [`FlowGenerator`] (built by
+/// [`PcnIngress::generator`]).
 ///
 /// Calls arrive by `cfg.arrivals` until `cfg.stop_arrivals`. With admission control, each
 /// call sends a request that reaches the egress after the signalling forward delay; the
 /// egress answers at once with its current CLE for this aggregate (the
-/// [`super::PcnEgress`] at that instant, through the signals of [`super::signals`]); the answer arrives after the reverse delay and the call
-/// is admitted iff CLE < `cfg.cle_threshold`. Rejected calls do not retry. Without
-/// admission control every call is admitted on arrival. An admitted flow starts sending
-/// at once: a [`Source`] with [`marks::PCN`] packets, holding time drawn from the call's
-/// own random stream (`<name>/<call number>`, which also drives the flow's model choice
-/// and jitter, so a call's flow is the same whatever happens to other calls).
+/// [`super::PcnEgress`] at that instant, through the signals of [`super::signals`]); the
+/// answer arrives after the reverse delay and the call is admitted iff CLE <
+/// `cfg.cle_threshold`. Rejected calls do not retry. Without admission control every
+/// call is admitted on arrival. An admitted flow starts sending at once: a [`Source`]
+/// with [`marks::PCN`] packets whose holding time, model and jitter come from the call's
+/// own random stream ([`CallStreams::PerCall`]: `<name>/<call number>`, so a call's flow
+/// is the same whatever happens to other calls).
 ///
 /// Termination: a SAR report (a [`SarReport`] signal from the egress) starts a
 /// `cfg.rate_measurement` (100 ms) measurement of this ingress's sending rate unless one
 /// is running, or (with `cfg.ignore_stale_reports`) unless the report's egress
-/// measurement began before this ingress last terminated flows. The rate is counted from the flow table's per-flow sent bytes (flows of
-/// this ingress only, including flows that end during the measurement). At its end the
-/// ingress terminates flows, in random order, whose measured rates sum to
-/// (sending rate − SAR), rounded by `cfg.rounding`
+/// measurement began before this ingress last terminated flows. The rate is counted from
+/// the flow table's per-flow sent bytes (flows of this ingress only, including flows that
+/// end during the measurement). At its end the ingress terminates flows, in random order,
+/// whose measured rates sum to (sending rate − SAR), rounded by `cfg.rounding`
 /// ([`choose_flows_to_terminate`]); terminated flows are stopped and closed at once.
 /// Each termination is written to the series `pcn.<name>.terminated` (value: flows
 /// terminated at that instant), and every decision, terminating or not, to
 /// `pcn.<name>.round_sar` (the SAR acted on) and `pcn.<name>.round_sending` (the measured
 /// sending rate), both in bit/s.
+///
+/// [`Source`]: crate::traffic::Source
 pub struct PcnIngress {
     name: String,
     cfg: IngressConfig,
-    tmpl: PacketTemplate,
-    group: u32,
+    ingress_node: NodeId,
     sig: Signalling,
-    rng: Rng,
     term_rng: Rng,
-    calls: u64,
-    active: Vec<ActiveFlow>,
-    next_end: Time,
-    active_avg: TimeAverage,
-    measuring_stats: bool,
-    offered: u64,
-    admitted: u64,
-    blocked: u64,
-    offered_measured: u64,
-    blocked_measured: u64,
     measurement: Option<Measurement>,
     pending_sars: VecDeque<PendingSar>,
     sars_received: u64,
@@ -353,40 +333,24 @@ pub struct PcnIngress {
     decisions: Vec<CallDecision>,
     terminated_series: Option<usize>,
     round_series: Option<(usize, usize)>,
-    active_series: Option<usize>,
 }
 
 impl PcnIngress {
     /// The controller called `name` (its random streams and series derive from the name)
-    /// in a run with seed `seed`; its flows send packets with header `tmpl` (the PCN mark
-    /// is added), are counted in flow group `group`, and it signals over `sig`.
+    /// in a run with seed `seed`, at `ingress_node`, signalling over `sig`.
     pub fn new(
         name: &str,
         seed: u64,
         cfg: IngressConfig,
-        mut tmpl: PacketTemplate,
-        group: u32,
+        ingress_node: NodeId,
         sig: Signalling,
     ) -> Self {
-        tmpl.marks |= marks::PCN;
         PcnIngress {
             name: name.to_string(),
-            rng: Rng::stream(seed, &format!("{name}/arrivals")),
             term_rng: Rng::stream(seed, &format!("{name}/termination")),
             cfg,
-            tmpl,
-            group,
+            ingress_node,
             sig,
-            calls: 0,
-            active: Vec::new(),
-            next_end: NEVER,
-            active_avg: TimeAverage::default(),
-            measuring_stats: true,
-            offered: 0,
-            admitted: 0,
-            blocked: 0,
-            offered_measured: 0,
-            blocked_measured: 0,
             measurement: None,
             pending_sars: VecDeque::new(),
             sars_received: 0,
@@ -398,8 +362,46 @@ impl PcnIngress {
             decisions: Vec::new(),
             terminated_series: None,
             round_series: None,
-            active_series: None,
         }
+    }
+
+    /// The call generator of aggregate `name` with this controller as its policy: its
+    /// flows send packets with header `tmpl` (the PCN mark is added) and are counted in
+    /// flow group `group`.
+    pub fn generator(
+        name: &str,
+        seed: u64,
+        cfg: IngressConfig,
+        mut tmpl: PacketTemplate,
+        group: u32,
+        sig: Signalling,
+    ) -> FlowGenerator {
+        tmpl.marks |= marks::PCN;
+        let mut g = FlowGenerator::new(
+            name,
+            seed,
+            cfg.model.clone(),
+            tmpl,
+            group,
+            cfg.arrivals,
+            cfg.holding,
+            cfg.jitter,
+        )
+        .with_call_streams(CallStreams::PerCall, seed)
+        .stop_arrivals_at(cfg.stop_arrivals)
+        .measure_from(cfg.measure_from);
+        if cfg.record_active {
+            g = g.record_active(&format!("pcn.{name}.active"));
+        }
+        g.with_admission(Box::new(PcnIngress::new(name, seed, cfg, tmpl.src, sig)))
+    }
+
+    /// The controller of the generator agent `agent`, if it is one.
+    pub fn of(world: &mut World, agent: AgentId) -> Option<&mut PcnIngress> {
+        world
+            .agents
+            .get_mut::<FlowGenerator>(agent)?
+            .admission::<PcnIngress>()
     }
 
     /// The controller's name.
@@ -419,38 +421,7 @@ impl PcnIngress {
 
     /// The ingress node (the aggregate's key at the egress).
     pub fn ingress_node(&self) -> NodeId {
-        self.tmpl.src
-    }
-
-    /// The flow group its flows are counted in.
-    pub fn group(&self) -> u32 {
-        self.group
-    }
-
-    /// Admitted flows as of this controller's last event (flows whose holding time ended
-    /// since then are still listed; see [`PcnIngress::active_at`]).
-    pub fn active_flows(&self) -> &[ActiveFlow] {
-        &self.active
-    }
-
-    /// Number of admitted flows still in progress at `now`.
-    pub fn active_at(&self, now: Time) -> usize {
-        self.active.iter().filter(|f| f.end > now).count()
-    }
-
-    /// Calls offered so far (all time).
-    pub fn offered(&self) -> u64 {
-        self.offered
-    }
-
-    /// Calls admitted so far (all time).
-    pub fn admitted(&self) -> u64 {
-        self.admitted
-    }
-
-    /// Calls blocked so far (all time).
-    pub fn blocked(&self) -> u64 {
-        self.blocked
+        self.ingress_node
     }
 
     /// Flows terminated so far.
@@ -479,27 +450,9 @@ impl PcnIngress {
         &self.decisions
     }
 
-    /// Time-averaged number of active flows from `cfg.measure_from` to `now`.
-    pub fn active_mean(&self, now: Time) -> f64 {
-        let mut avg = self.active_avg.clone();
-        let mut ends: Vec<Time> = self
-            .active
-            .iter()
-            .map(|f| f.end)
-            .filter(|&t| t <= now)
-            .collect();
-        ends.sort_unstable();
-        let mut n = self.active.len();
-        for t in ends {
-            n -= 1;
-            avg.set(t, n as f64);
-        }
-        avg.mean(now)
-    }
-
-    /// Delivers a SAR report of `sar_bps` to the ingress controller `ingress` at `at`
-    /// from outside the run (a scripted report, or a controller that is not an agent).
-    /// Its measurement is taken to have begun at `at` (never stale).
+    /// Delivers a SAR report of `sar_bps` to the ingress generator `ingress` at `at` from
+    /// outside the run (a scripted report, or a controller that is not an agent). Its
+    /// measurement is taken to have begun at `at` (never stale).
     pub fn schedule_sar(world: &mut World, ingress: AgentId, at: Time, sar_bps: f64) {
         Self::schedule_report(world, ingress, at, sar_bps, at);
     }
@@ -513,7 +466,7 @@ impl PcnIngress {
         sar_bps: f64,
         measured_from: Time,
     ) {
-        if let Some(i) = world.agents.get_mut::<PcnIngress>(ingress) {
+        if let Some(i) = Self::of(world, ingress) {
             i.queue_sar(at, sar_bps, measured_from);
             world.sched.at(at, Event::new(Target::Agent(ingress), SAR));
         }
@@ -531,126 +484,7 @@ impl PcnIngress {
         );
     }
 
-    fn schedule_next_arrival(&mut self, ctx: &mut Ctx) {
-        let rate = match self.cfg.arrivals {
-            Arrivals::Poisson { rate } | Arrivals::Batch { rate, .. } => rate,
-        };
-        if rate <= 0.0 {
-            return;
-        }
-        let at = ctx.now() + secs(self.rng.exp(1.0 / rate)).max(1);
-        if at < self.cfg.stop_arrivals {
-            ctx.timer_at(at, ARRIVAL);
-        }
-    }
-
-    /// Removes flows whose holding time ended by `now`, in order of their ends.
-    fn expire(&mut self, now: Time, ctx: &mut Ctx) {
-        if now < self.next_end {
-            return;
-        }
-        let mut ended: Vec<ActiveFlow> = self
-            .active
-            .iter()
-            .filter(|f| f.end <= now)
-            .copied()
-            .collect();
-        ended.sort_by_key(|f| (f.end, f.flow));
-        self.active.retain(|f| f.end > now);
-        let mut n = self.active.len() + ended.len();
-        for f in ended {
-            n -= 1;
-            self.active_avg.set(f.end, n as f64);
-            if let Some(s) = self.active_series {
-                ctx.rec.push(s, f.end, n as f64);
-            }
-            if let Some(m) = self.measurement.as_mut() {
-                m.ended_bytes += ctx.flows.recs[f.flow as usize].sent_bytes - f.snap;
-            }
-        }
-        self.next_end = self.active.iter().map(|f| f.end).min().unwrap_or(NEVER);
-    }
-
-    fn active_changed(&mut self, now: Time, ctx: &mut Ctx) {
-        let n = self.active.len() as f64;
-        self.active_avg.set(now, n);
-        if let Some(s) = self.active_series {
-            ctx.rec.push(s, now, n);
-        }
-    }
-
-    fn start_flow(&mut self, call: u64, ctx: &mut Ctx) {
-        let now = ctx.now();
-        let mut frng = Rng::stream(ctx.seed(), &format!("{}/{}", self.name, call));
-        let hold = match self.cfg.holding {
-            Holding::Exp(m) => frng.exp(m),
-            Holding::Fixed(m) => m,
-        };
-        let model = self.cfg.model.pick(&mut frng).clone();
-        let end = now.saturating_add(secs(hold).max(1));
-        let flow = ctx.flows.open(self.group, now);
-        let src = Source::new(&model, self.tmpl, flow, 0, end, self.cfg.jitter, frng);
-        let agent = ctx.spawn(String::new(), Box::new(src));
-        self.active.push(ActiveFlow {
-            agent,
-            flow,
-            end,
-            mean_bps: model.mean_bps(),
-            snap: 0,
-        });
-        self.next_end = self.next_end.min(end);
-        self.admitted += 1;
-        self.active_changed(now, ctx);
-    }
-
-    fn on_arrival(&mut self, ctx: &mut Ctx) {
-        let now = ctx.now();
-        let calls = match self.cfg.arrivals {
-            Arrivals::Poisson { .. } => 1,
-            Arrivals::Batch { mean, .. } => self.rng.geometric(mean),
-        };
-        for _ in 0..calls {
-            self.calls += 1;
-            self.offered += 1;
-            if self.measuring_stats {
-                self.offered_measured += 1;
-            }
-            if self.cfg.admission_control {
-                let request = CleRequest {
-                    call: self.calls,
-                    requested: now,
-                    ingress_node: self.tmpl.src,
-                    reply_after: self.sig.reverse,
-                };
-                if self.sig.egress_agent == NONE {
-                    // No egress controller: nothing marks, the CLE is 0.
-                    let answer = CleAnswer {
-                        call: self.calls,
-                        requested: now,
-                        cle: 0.0,
-                    };
-                    let me = ctx.me;
-                    ctx.signal(me, self.sig.forward + self.sig.reverse, answer);
-                } else {
-                    ctx.signal(self.sig.egress_agent, self.sig.forward, request);
-                }
-            } else {
-                if self.cfg.log_decisions {
-                    self.decisions.push(CallDecision {
-                        call: self.calls,
-                        requested: now,
-                        decided: now,
-                        cle: 0.0,
-                        admitted: true,
-                    });
-                }
-                self.start_flow(self.calls, ctx);
-            }
-        }
-        self.schedule_next_arrival(ctx);
-    }
-
-    fn on_answer(&mut self, answer: &CleAnswer, ctx: &mut Ctx) {
+    fn on_answer(&mut self, answer: &CleAnswer, ctx: &mut Ctx, calls: &mut Calls) {
         let CleAnswer {
             call,
             requested,
@@ -666,17 +500,10 @@ impl PcnIngress {
                 admitted,
             });
         }
-        if admitted {
-            self.start_flow(call, ctx);
-        } else {
-            self.blocked += 1;
-            if requested >= self.cfg.measure_from {
-                self.blocked_measured += 1;
-            }
-        }
+        calls.decide(call, admitted);
     }
 
-    fn on_sar(&mut self, ctx: &mut Ctx) {
+    fn on_sar(&mut self, ctx: &mut Ctx, calls: &mut Calls) {
         let now = ctx.now();
         let Some(&PendingSar {
             at,
@@ -701,8 +528,8 @@ impl PcnIngress {
             self.sars_stale += 1;
             return;
         }
-        for f in self.active.iter_mut() {
-            f.snap = ctx.flows.recs[f.flow as usize].sent_bytes;
+        for c in calls.active.iter_mut() {
+            c.mark = ctx.flows.recs[c.flow as usize].sent_bytes;
         }
         self.measurement = Some(Measurement {
             sar_bps,
@@ -712,19 +539,18 @@ impl PcnIngress {
         ctx.timer(self.cfg.rate_measurement, MEASUREMENT_END);
     }
 
-    fn on_measurement_end(&mut self, ctx: &mut Ctx) {
+    fn on_measurement_end(&mut self, ctx: &mut Ctx, calls: &mut Calls) {
         let now = ctx.now();
-        self.expire(now, ctx);
         let Some(m) = self.measurement.take() else {
             return;
         };
         let t = to_secs(self.cfg.rate_measurement);
         let mut bytes = m.ended_bytes;
-        let rates: Vec<f64> = self
+        let rates: Vec<f64> = calls
             .active
             .iter()
-            .map(|f| {
-                let b = ctx.flows.recs[f.flow as usize].sent_bytes - f.snap;
+            .map(|c| {
+                let b = ctx.flows.recs[c.flow as usize].sent_bytes - c.mark;
                 bytes += b;
                 b as f64 * 8.0 / t
             })
@@ -736,23 +562,11 @@ impl PcnIngress {
             self.cfg.rounding,
             &mut self.term_rng,
         );
-        let mut kill = vec![false; self.active.len()];
         let mut terminated_bps = 0.0;
         for &i in &chosen {
-            kill[i] = true;
+            calls.terminate(i);
             terminated_bps += rates[i];
         }
-        let active_before = self.active.len();
-        let mut k = 0;
-        self.active.retain(|f| {
-            let stop = kill[k];
-            k += 1;
-            if stop {
-                ctx.stop(f.agent);
-                ctx.flows.close(f.flow, now);
-            }
-            !stop
-        });
         let n = chosen.len();
         self.terminated += n as u64;
         if let Some((sar, sending)) = self.round_series {
@@ -764,7 +578,7 @@ impl PcnIngress {
             at: now,
             sar_bps: m.sar_bps,
             sending_bps,
-            active_before,
+            active_before: calls.active.len(),
             terminated: n,
             terminated_bps,
         });
@@ -773,13 +587,11 @@ impl PcnIngress {
             if let Some(s) = self.terminated_series {
                 ctx.rec.push(s, now, n as f64);
             }
-            self.next_end = self.active.iter().map(|f| f.end).min().unwrap_or(NEVER);
-            self.active_changed(now, ctx);
         }
     }
 }
 
-impl Agent for PcnIngress {
+impl CallAdmission for PcnIngress {
     fn start(&mut self, ctx: &mut Ctx) {
         if self.cfg.record_terminations {
             self.terminated_series = Some(
@@ -792,66 +604,80 @@ impl Agent for PcnIngress {
                     .id(&format!("pcn.{}.round_sending", self.name), "bit/s"),
             ));
         }
-        if self.cfg.record_active {
-            self.active_series = Some(ctx.rec.id(&format!("pcn.{}.active", self.name), "flows"));
-        }
+    }
+
+    /// With admission control, sends the call's request to the egress (or, without an
+    /// egress controller, answers itself with CLE 0 after the round trip) and decides
+    /// when the answer arrives; without, admits at once.
+    fn admit(&mut self, call: u64, _active: usize, ctx: &mut Ctx) -> Admission {
         let now = ctx.now();
-        self.measuring_stats = self.cfg.measure_from <= now;
-        if !self.measuring_stats {
-            ctx.timer_at(self.cfg.measure_from, MEASURE_FROM);
+        if !self.cfg.admission_control {
+            if self.cfg.log_decisions {
+                self.decisions.push(CallDecision {
+                    call,
+                    requested: now,
+                    decided: now,
+                    cle: 0.0,
+                    admitted: true,
+                });
+            }
+            return Admission::Admit;
         }
-        self.schedule_next_arrival(ctx);
+        if self.sig.egress_agent == NONE {
+            // No egress controller: nothing marks, the CLE is 0.
+            let answer = CleAnswer {
+                call,
+                requested: now,
+                cle: 0.0,
+            };
+            let me = ctx.me;
+            ctx.signal(me, self.sig.forward + self.sig.reverse, answer);
+        } else {
+            let request = CleRequest {
+                call,
+                requested: now,
+                ingress_node: self.ingress_node,
+                reply_after: self.sig.reverse,
+            };
+            ctx.signal(self.sig.egress_agent, self.sig.forward, request);
+        }
+        Admission::Pending
     }
 
     /// An answer to an admission request, or a SAR report from the egress.
-    fn on_signal(&mut self, _from: AgentId, msg: &dyn std::any::Any, ctx: &mut Ctx) {
-        let now = ctx.now();
-        self.expire(now, ctx);
+    fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, ctx: &mut Ctx, calls: &mut Calls) {
         if let Some(a) = msg.downcast_ref::<CleAnswer>() {
-            self.on_answer(a, ctx);
+            self.on_answer(a, ctx, calls);
         } else if let Some(r) = msg.downcast_ref::<SarReport>() {
-            self.queue_sar(now, r.sar_bps, r.measured_from);
-            self.on_sar(ctx);
+            self.queue_sar(ctx.now(), r.sar_bps, r.measured_from);
+            self.on_sar(ctx, calls);
         }
     }
 
-    fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
-        let now = ctx.now();
-        self.expire(now, ctx);
+    fn on_timer(&mut self, kind: u32, ctx: &mut Ctx, calls: &mut Calls) {
         match kind {
-            ARRIVAL => self.on_arrival(ctx),
-            SAR => self.on_sar(ctx),
-            MEASUREMENT_END => self.on_measurement_end(ctx),
-            MEASURE_FROM => {
-                self.measuring_stats = true;
-                self.active_avg.reset_at(now);
-            }
+            SAR => self.on_sar(ctx, calls),
+            MEASUREMENT_END => self.on_measurement_end(ctx, calls),
             _ => {}
         }
     }
 
-    fn report(&self, now: Time, out: &mut Vec<(String, Value)>) {
-        out.push(("offered_calls".into(), json!(self.offered_measured)));
-        out.push(("blocked_calls".into(), json!(self.blocked_measured)));
-        out.push((
-            "blocking".into(),
-            json!(if self.offered_measured > 0 {
-                self.blocked_measured as f64 / self.offered_measured as f64
-            } else {
-                0.0
-            }),
-        ));
-        out.push(("admitted_calls_total".into(), json!(self.admitted)));
-        out.push(("active_mean".into(), json!(self.active_mean(now))));
-        out.push(("active_now".into(), json!(self.active_at(now))));
+    /// A flow that ends during a rate measurement still counts what it sent in it.
+    fn on_call_end(&mut self, call: &ActiveCall, ctx: &Ctx) {
+        if let Some(m) = self.measurement.as_mut() {
+            m.ended_bytes += ctx.flows.recs[call.flow as usize].sent_bytes - call.mark;
+        }
+    }
+
+    fn report(&self, _now: Time, out: &mut Vec<(String, Value)>) {
         out.push(("terminated_flows".into(), json!(self.terminated)));
         out.push(("sar_received".into(), json!(self.sars_received)));
         out.push(("sar_stale".into(), json!(self.sars_stale)));
         out.push(("termination_rounds".into(), json!(self.terminations.len())));
     }
 
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        Some(self)
     }
 }
 

@@ -10,9 +10,11 @@
 //!   ingress–egress aggregate (IEA), the [`CongestionLevelEstimate`] (per packet or per
 //!   interval) and, on termination marks, measures the sustainable aggregate rate (SAR)
 //!   and signals it to the ingress;
-//! - **the ingress decides** — [`PcnIngress`] generates its aggregate's calls (Poisson or
-//!   BATCH), admits a call iff the egress's CLE is below the CLE-threshold, and on a SAR
-//!   measures its own sending rate and terminates flows at random to bring it to the SAR.
+//! - **the ingress decides** — [`PcnIngress`] is the admission policy of its aggregate's
+//!   call generator (the core's [`crate::traffic::FlowGenerator`], Poisson or BATCH
+//!   arrivals): it admits a call iff the egress's CLE is below the CLE-threshold, and on
+//!   a SAR measures its own sending rate and terminates flows at random to bring it to
+//!   the SAR.
 //!
 //! [`PcnDomain`] assembles these on a world built by [`single_link`], [`rtt_star`] or
 //! [`parking_lot`]; [`expected_termination`] and [`optimal_termination`] compute the
@@ -63,8 +65,8 @@ pub use domain::{
 };
 pub use egress::{CleMode, CongestionLevelEstimate, PcnEgress, SarReport};
 pub use ingress::{
-    call_rate_for_overload, choose_flows_to_terminate, ActiveFlow, CallArrivals, CallDecision,
-    IngressConfig, PcnIngress, Rounding, Signalling, TerminationEvent, BATCH_MEAN_CALLS,
+    call_rate_for_overload, choose_flows_to_terminate, CallArrivals, CallDecision, IngressConfig,
+    PcnIngress, Rounding, Signalling, TerminationEvent, BATCH_MEAN_CALLS,
 };
 pub use marking::{admission_marking_probability, MarkingCurve, VirtualQueueMarker, VqThresholds};
 pub use scenario::{PcnFamily, PcnSpec, PCN};

@@ -12,8 +12,8 @@
 use super::{
     admission_accuracy, call_rate_for_overload, expected_termination, optimal_fraction,
     over_termination_percent, parking_lot, rtt_star, schedule_termination_rates, single_link,
-    spread_delays, ActiveFlow, CallArrivals, CleMode, IeaSpec, IngressConfig, MarkingCurve,
-    PcnDomain, PcnHandles, PcnIngress, Rounding, VqThresholds, DEFAULT_QUEUE_PACKETS,
+    spread_delays, CallArrivals, CleMode, IeaSpec, IngressConfig, MarkingCurve, PcnDomain,
+    PcnHandles, PcnIngress, Rounding, VqThresholds, DEFAULT_QUEUE_PACKETS,
     TERMINATION_DEPTH_PACKETS,
 };
 use crate::metrics::{Probe, Series};
@@ -25,7 +25,7 @@ use crate::scenario::{
     LinkSpec, Mechanism, MechanismRun, QueueSpec, Scenario, Topology, TrafficModel, TrafficSpec,
 };
 use crate::time::{millis, to_secs, Time, PS_PER_MS};
-use crate::traffic::{Holding, SourceModel};
+use crate::traffic::{ActiveCall, FlowGenerator, Holding, SourceModel};
 use crate::world::{Agent, World};
 use serde_json::{json, Map, Value};
 use std::cell::RefCell;
@@ -1307,7 +1307,7 @@ struct IeaRun {
 }
 
 /// Flows active at the failure instant, per aggregate.
-type Snapshot = Rc<RefCell<Option<Vec<Vec<ActiveFlow>>>>>;
+type Snapshot = Rc<RefCell<Option<Vec<Vec<ActiveCall>>>>>;
 
 /// A PCN domain built into a world: what the summary needs after the run.
 struct PcnRun {
@@ -1322,15 +1322,15 @@ struct PcnRun {
 }
 
 /// The flows of each aggregate active at `now`.
-fn active_now(w: &mut World, agents: &[u32]) -> Vec<Vec<ActiveFlow>> {
+fn active_now(w: &mut World, agents: &[u32]) -> Vec<Vec<ActiveCall>> {
     let now = w.sched.now();
     agents
         .iter()
         .map(|&a| {
             w.agents
-                .get_mut::<PcnIngress>(a)
+                .get_mut::<FlowGenerator>(a)
                 .map_or_else(Vec::new, |ing| {
-                    ing.active_flows()
+                    ing.active_calls()
                         .iter()
                         .filter(|f| f.end > now)
                         .copied()
@@ -1595,7 +1595,7 @@ fn finish(sc: &Scenario, w: &mut World, run: &PcnRun, m: &mut Map<String, Value>
     let mut rows: Vec<(String, Vec<(String, Value)>)> = Vec::new();
     for a in &run.ieas {
         let mut out = Vec::new();
-        if let Some(ing) = w.agents.get_mut::<PcnIngress>(a.agent) {
+        if let Some(ing) = w.agents.get_mut::<FlowGenerator>(a.agent) {
             ing.report(now, &mut out);
         }
         let get = |k: &str| {
@@ -1748,7 +1748,7 @@ fn finish(sc: &Scenario, w: &mut World, run: &PcnRun, m: &mut Map<String, Value>
             all.terminated_bps += x.terminated_bps;
             let optimal = a.crosses.iter().map(|&b| b_opt[b]).fold(0.0, f64::max);
             let (mut f, mut l, mut r) = (f64::NAN, f64::NAN, 0usize);
-            if let Some(ing) = w.agents.get_mut::<PcnIngress>(a.agent) {
+            if let Some(ing) = PcnIngress::of(w, a.agent) {
                 for ev in ing.terminations().iter().filter(|e| e.terminated > 0) {
                     let at = to_secs(ev.at);
                     // f64::min and max ignore a NaN operand.

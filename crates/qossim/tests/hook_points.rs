@@ -190,6 +190,39 @@ fn signals_arrive_after_their_delay_typed_and_in_order() {
     assert_eq!(w.mail.in_transit(), 0, "delivered letters are freed");
 }
 
+/// A world of two nodes A and B (100 Mb/s both ways) with a sink at B and a generator
+/// "gen" (seed `seed`) of CBR calls of 100-byte packets every `interval` seconds from A,
+/// `rate` calls per second held by `holding`, finished by `f`; and the generator's id.
+fn call_world(
+    seed: u64,
+    interval: f64,
+    rate: f64,
+    holding: Holding,
+    f: impl FnOnce(FlowGenerator) -> FlowGenerator,
+) -> (World, AgentId) {
+    let mut w = World::new(seed);
+    let a = w.net.add_node("A");
+    let b = w.net.add_node("B");
+    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
+    let sink = w.add_agent("sink", Box::new(Sink));
+    let g = w.flows.add_group("calls");
+    let gen = FlowGenerator::new(
+        "gen",
+        seed,
+        SourceModel::Cbr {
+            size: 100,
+            interval,
+        },
+        PacketTemplate::new(a, b, sink),
+        g,
+        Arrivals::Poisson { rate },
+        holding,
+        0.0,
+    );
+    let gid = w.add_agent("gen", Box::new(f(gen)));
+    (w, gid)
+}
+
 /// Admits each call `delay` after it arrives, by a signal to its own generator.
 struct DelayedAdmit {
     delay: u64,
@@ -214,32 +247,14 @@ impl CallAdmission for DelayedAdmit {
 
 #[test]
 fn admission_decided_later_starts_each_call_exactly_when_decided() {
-    let mut w = World::new(3);
-    let a = w.net.add_node("A");
-    let b = w.net.add_node("B");
-    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
-    let sink = w.add_agent("sink", Box::new(Sink));
-    let g = w.flows.add_group("calls");
     let arrivals = Rc::new(RefCell::new(Vec::new()));
     let delay = 40 * PS_PER_MS;
-    let gen = FlowGenerator::new(
-        "gen",
-        3,
-        SourceModel::Cbr {
-            size: 100,
-            interval: 0.02,
-        },
-        PacketTemplate::new(a, b, sink),
-        g,
-        Arrivals::Poisson { rate: 5.0 },
-        Holding::Fixed(1.0),
-        0.0,
-    )
-    .with_admission(Box::new(DelayedAdmit {
-        delay,
-        arrivals: arrivals.clone(),
-    }));
-    let gid = w.add_agent("gen", Box::new(gen));
+    let (mut w, gid) = call_world(3, 0.02, 5.0, Holding::Fixed(1.0), |g| {
+        g.with_admission(Box::new(DelayedAdmit {
+            delay,
+            arrivals: arrivals.clone(),
+        }))
+    });
     w.run_until(20 * PS_PER_S);
     let arrivals = arrivals.borrow();
     assert!(arrivals.len() > 50, "enough calls: {}", arrivals.len());
@@ -273,27 +288,9 @@ impl CallAdmission for RejectLater {
 
 #[test]
 fn calls_rejected_later_count_as_blocked_and_send_nothing() {
-    let mut w = World::new(4);
-    let a = w.net.add_node("A");
-    let b = w.net.add_node("B");
-    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
-    let sink = w.add_agent("sink", Box::new(Sink));
-    let g = w.flows.add_group("calls");
-    let gen = FlowGenerator::new(
-        "gen",
-        4,
-        SourceModel::Cbr {
-            size: 100,
-            interval: 0.02,
-        },
-        PacketTemplate::new(a, b, sink),
-        g,
-        Arrivals::Poisson { rate: 10.0 },
-        Holding::Exp(1.0),
-        0.0,
-    )
-    .with_admission(Box::new(RejectLater));
-    let gid = w.add_agent("gen", Box::new(gen));
+    let (mut w, gid) = call_world(4, 0.02, 10.0, Holding::Exp(1.0), |g| {
+        g.with_admission(Box::new(RejectLater))
+    });
     w.run_until(10 * PS_PER_S);
     let pending = w.agents.get_mut::<FlowGenerator>(gid).unwrap().pending() as u64;
     let s = w.summary();
@@ -328,32 +325,14 @@ impl CallAdmission for OddOnly {
 /// The (call, end) pairs of the odd calls of one run that admits all calls or only odd
 /// ones, with random numbers drawn by `streams`.
 fn odd_call_ends(streams: CallStreams, all: bool) -> Vec<(u64, u64)> {
-    let mut w = World::new(5);
-    let a = w.net.add_node("A");
-    let b = w.net.add_node("B");
-    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
-    let sink = w.add_agent("sink", Box::new(Sink));
-    let g = w.flows.add_group("calls");
     let ends = Rc::new(RefCell::new(Vec::new()));
-    let gen = FlowGenerator::new(
-        "gen",
-        5,
-        SourceModel::Cbr {
-            size: 100,
-            interval: 0.02,
-        },
-        PacketTemplate::new(a, b, sink),
-        g,
-        Arrivals::Poisson { rate: 5.0 },
-        Holding::Exp(1.0),
-        0.0,
-    )
-    .with_call_streams(streams, 5)
-    .with_admission(Box::new(OddOnly {
-        all,
-        ends: ends.clone(),
-    }));
-    w.add_agent("gen", Box::new(gen));
+    let (mut w, _) = call_world(5, 0.02, 5.0, Holding::Exp(1.0), |g| {
+        g.with_call_streams(streams, 5)
+            .with_admission(Box::new(OddOnly {
+                all,
+                ends: ends.clone(),
+            }))
+    });
     w.run_until(30 * PS_PER_S);
     let mut odd: Vec<(u64, u64)> = ends
         .borrow()
@@ -406,31 +385,13 @@ impl CallAdmission for HalveAt5s {
 
 #[test]
 fn a_policy_terminates_calls_in_progress() {
-    let mut w = World::new(6);
-    let a = w.net.add_node("A");
-    let b = w.net.add_node("B");
-    w.net.add_duplex(a, b, 100_000_000, PS_PER_MS, fifo);
-    let sink = w.add_agent("sink", Box::new(Sink));
-    let g = w.flows.add_group("calls");
-    let gen = FlowGenerator::new(
-        "gen",
-        6,
-        SourceModel::Cbr {
-            size: 100,
-            interval: 0.01,
-        },
-        PacketTemplate::new(a, b, sink),
-        g,
-        Arrivals::Poisson { rate: 10.0 },
-        Holding::Fixed(100.0),
-        0.0,
-    )
-    .stop_arrivals_at(4 * PS_PER_S)
-    .with_admission(Box::new(HalveAt5s {
-        before: 0,
-        terminated: Vec::new(),
-    }));
-    let gid = w.add_agent("gen", Box::new(gen));
+    let (mut w, gid) = call_world(6, 0.01, 10.0, Holding::Fixed(100.0), |g| {
+        g.stop_arrivals_at(4 * PS_PER_S)
+            .with_admission(Box::new(HalveAt5s {
+                before: 0,
+                terminated: Vec::new(),
+            }))
+    });
     w.run_until(8 * PS_PER_S);
     let gen = w.agents.get_mut::<FlowGenerator>(gid).unwrap();
     let left: Vec<ActiveCall> = gen.active_calls().to_vec();

@@ -6,7 +6,6 @@ real engine (tables, JSON records, figures, the report).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 from qossim import api, studies
 from qossim.studies import abr_multipoint as abr
-from reproducing import reproduce
+from reproducing import assert_files_current, json_records, reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_DIR = ROOT / "studies" / "abr-multipoint"
@@ -48,13 +47,7 @@ def test_every_configuration_is_there():
 def test_scenario_files_are_current():
     """The committed scenario files are the ones the study generates."""
     expected = abr.scenario_files()
-    on_disk = {
-        p.relative_to(STUDY_DIR).as_posix(): p.read_text(encoding="utf-8")
-        for p in STUDY_DIR.rglob("*.toml")
-    }
-    assert sorted(on_disk) == sorted(expected)
-    for name, text in expected.items():
-        assert on_disk[name] == text, f"{name} is stale: regenerate with write_scenario_files"
+    assert_files_current(expected, STUDY_DIR, "write_scenario_files")
 
 
 def test_link_lengths_follow_the_configurations():
@@ -137,8 +130,7 @@ def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
     out = tmp_path / "abr"
     proc = _reproduce(tmp_path, "--format", "json", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    records = json_records(proc)
     assert {r["table"] for r in records} == {
         "summary",
         "noise",
@@ -164,8 +156,7 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
 def test_only_one_configuration(tmp_path):
     out = tmp_path / "abr8"
     proc = _reproduce(tmp_path, "--only", "8", "--format", "json", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    records = json_records(proc)
     assert {r["row"] for r in records if r["table"] == "summary"} == {"8"}
     # 8 with its (ICR, RIF) settings and its unicast comparisons.
     assert len({r["row"] for r in records if r["table"] == "icr_rif"}) == 4

@@ -12,6 +12,7 @@ import pytest
 from qossim import api, studies
 from qossim.campaign import Campaign
 from qossim.studies import assured_service as a
+from reproducing import assert_files_current
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_DIR = ROOT / "studies" / "assured-service"
@@ -91,13 +92,7 @@ def test_every_scenario_validates():
 def test_campaign_files_are_current():
     """The committed campaign and scenario files are the ones the study generates."""
     expected = a.campaign_files()
-    on_disk = {
-        p.relative_to(STUDY_DIR).as_posix(): p.read_text(encoding="utf-8")
-        for p in STUDY_DIR.rglob("*.toml")
-    }
-    assert sorted(on_disk) == sorted(expected)
-    for name, text in expected.items():
-        assert on_disk[name] == text, f"{name} is stale: regenerate with write_campaign_files"
+    assert_files_current(expected, STUDY_DIR, "write_campaign_files")
     for name in expected:
         if "/" not in name:
             campaign = Campaign.load(STUDY_DIR / name)

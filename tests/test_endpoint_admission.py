@@ -16,7 +16,7 @@ from qossim import api, studies
 from qossim.stats import mean_ci
 from qossim.studies import endpoint_admission as ea
 from qossim.studies import endpoint_fluid as fluid
-from reproducing import reproduce
+from reproducing import assert_files_current, json_records, reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_DIR = ROOT / "studies" / "endpoint-admission"
@@ -46,13 +46,7 @@ def test_registered_with_its_experiments():
 
 def test_scenario_files_are_current():
     expected = ea.scenario_files()
-    on_disk = {
-        p.relative_to(STUDY_DIR).as_posix(): p.read_text(encoding="utf-8")
-        for p in STUDY_DIR.rglob("*.toml")
-    }
-    assert sorted(on_disk) == sorted(expected)
-    for name, text in expected.items():
-        assert on_disk[name] == text, f"{name} is stale: regenerate with write_scenario_files"
+    assert_files_current(expected, STUDY_DIR, "write_scenario_files")
 
 
 def test_sources_conform_to_their_token_rate():
@@ -128,8 +122,7 @@ def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
     proc = _reproduce(
         tmp_path, "--only", "E1", "E8", "E11", "E12", "--format", "json", "--out", str(out)
     )
-    assert proc.returncode == 0, proc.stderr
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    records = json_records(proc)
     assert {r["table"] for r in records} == {
         "e1_curves",
         "e8_blocking",

@@ -9,7 +9,6 @@ so the numbers are not the study's; the layout and the plumbing are.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 from qossim import _engine, _toml
 from qossim.campaign import Campaign
 from qossim.studies import pcn
-from reproducing import reproduce
+from reproducing import json_records, reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = ROOT / "studies" / "pcn"
@@ -40,8 +39,7 @@ def _cells(records: list[dict], table: str) -> dict[tuple[str, str], dict]:
 def test_tiny_admission_and_termination_experiments(tmp_path):
     out = tmp_path / "pcn"
     proc = _reproduce(tmp_path, "--only", "A1", "T1", "--format", "json", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    records = json_records(proc)
     assert {r["table"] for r in records} == {"A1", "T1"}
 
     # A1: one row per (link, traffic, arrivals) of the plan, the study's columns.

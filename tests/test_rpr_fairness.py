@@ -8,7 +8,6 @@ configuration, so the numbers are not the study's; the layout and plumbing are.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -18,7 +17,7 @@ import pandas as pd
 import pytest
 
 from qossim.studies import rpr_fairness as rpr
-from reproducing import reproduce
+from reproducing import json_records, reproduce
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
@@ -34,8 +33,7 @@ def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
     out = tmp_path / "rpr"
     proc = _reproduce(tmp_path, "--format", "json", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    records = json_records(proc)
     assert {r["table"] for r in records} == {
         "long_term",
         "per_connection",

@@ -464,10 +464,9 @@ fn admission_decisions_take_exactly_the_signalling_round_trip() {
 // ---------------------------------------------------------------------------------------
 // Termination at the ingress
 
-/// A single link with `n` ≈ 30 CBR flows (64 kb/s, 1000 s holding) admitted without
-/// admission control in the first 0.3 s; a SAR of (n − `excess_flows`) × 64 kb/s is
-/// scripted to arrive at 1 s. Returns (flows before, flows terminated, event).
-fn scripted_termination(rounding: Rounding, excess_flows: f64) -> (usize, usize, TerminationEvent) {
+/// A single link whose one aggregate admits ≈ 30 CBR flows (64 kb/s, 1000 s holding)
+/// without admission control in the first 0.3 s, its ingress set up further by `tweak`.
+fn thirty_flows(tweak: impl FnOnce(&mut IngressConfig)) -> (World, PcnHandles) {
     let mut w = World::new(11);
     let topo = single_link(&mut w, 100_000_000, PS_PER_MS);
     let a = &topo.ieas[0];
@@ -475,11 +474,19 @@ fn scripted_termination(rounding: Rounding, excess_flows: f64) -> (usize, usize,
     cfg.admission_control = false;
     cfg.holding = Holding::Fixed(1000.0);
     cfg.stop_arrivals = secs(0.3);
-    cfg.rounding = rounding;
+    tweak(&mut cfg);
     let h = PcnDomain::new(CleMode::per_packet())
         .iea(&a.name, a.ingress, a.egress, cfg)
         .build(&mut w)
         .unwrap();
+    (w, h)
+}
+
+/// A single link with `n` ≈ 30 CBR flows (64 kb/s, 1000 s holding) admitted without
+/// admission control in the first 0.3 s; a SAR of (n − `excess_flows`) × 64 kb/s is
+/// scripted to arrive at 1 s. Returns (flows before, flows terminated, event).
+fn scripted_termination(rounding: Rounding, excess_flows: f64) -> (usize, usize, TerminationEvent) {
+    let (mut w, h) = thirty_flows(|cfg| cfg.rounding = rounding);
     let ag = h.ingresses[0].agent;
     let group = h.ingresses[0].group as usize;
     w.run_until(secs(0.5));
@@ -546,18 +553,7 @@ fn termination_rounds_to_whole_flows_by_policy() {
 /// of n − 6 flows; at 1.4 s one measured from exactly 1.1 s with a SAR of n − 5 flows.
 /// Returns (n, the ingress's termination events, stale reports counted, active flows).
 fn stale_sequence(ignore_stale: bool) -> (usize, Vec<TerminationEvent>, u64, usize) {
-    let mut w = World::new(11);
-    let topo = single_link(&mut w, 100_000_000, PS_PER_MS);
-    let a = &topo.ieas[0];
-    let mut cfg = IngressConfig::new(cbr(), Arrivals::Poisson { rate: 100.0 });
-    cfg.admission_control = false;
-    cfg.holding = Holding::Fixed(1000.0);
-    cfg.stop_arrivals = secs(0.3);
-    cfg.ignore_stale_reports = ignore_stale;
-    let h = PcnDomain::new(CleMode::per_packet())
-        .iea(&a.name, a.ingress, a.egress, cfg)
-        .build(&mut w)
-        .unwrap();
+    let (mut w, h) = thirty_flows(|cfg| cfg.ignore_stale_reports = ignore_stale);
     let ag = h.ingresses[0].agent;
     w.run_until(secs(0.5));
     let n = w

@@ -670,6 +670,20 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     })
 }
 
+/// The keys [`read_model`] reads.
+pub const MODEL_KEYS: &[&str] = &[
+    "model",
+    "size",
+    "interval",
+    "on",
+    "off",
+    "rate",
+    "size_dist",
+    "trace",
+    "trace_mean",
+    "spacing",
+];
+
 /// Reads a traffic model (the `model` key and its parameters) from `t`: the same reader
 /// serves `[[traffic]]` entries and the families' own flow definitions.
 pub fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
@@ -977,40 +991,26 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
     } else {
         Some(true)
     };
-    t.finish(
-        cx,
-        &[
-            "name",
-            "from",
-            "to",
-            "model",
-            "size",
-            "interval",
-            "on",
-            "off",
-            "rate",
-            "size_dist",
-            "trace",
-            "trace_mean",
-            "spacing",
-            "flows",
-            "start",
-            "stop",
-            "jitter",
-            "class",
-            "route",
-            "calls",
-            "profile",
-            "per_flow",
-            "packet_size",
-            "wnd",
-            "delayed_ack",
-            "min_rto",
-            "init_rto",
-            "tick",
-            "start_spread",
-        ],
-    );
+    let mut known: Vec<&str> = ["name", "from", "to"].to_vec();
+    known.extend_from_slice(MODEL_KEYS);
+    known.extend_from_slice(&[
+        "start",
+        "stop",
+        "jitter",
+        "class",
+        "route",
+        "calls",
+        "profile",
+        "per_flow",
+        "packet_size",
+        "wnd",
+        "delayed_ack",
+        "min_rto",
+        "init_rto",
+        "tick",
+        "start_spread",
+    ]);
+    t.finish(cx, &known);
     let (from, to, route) = (from?, to?, route?);
     // Connectivity.
     match &route {

@@ -387,18 +387,7 @@ struct RedOptions {
 }
 
 fn red_options(cx: &Cx, t: &Tbl) -> Option<RedOptions> {
-    let w_q = if t.has("w_q") {
-        t.num(cx, "w_q").and_then(|w| {
-            if w > 0.0 && w <= 1.0 {
-                Some(w)
-            } else {
-                t.error(cx, "w_q", format!("must be in (0, 1], got {w}"));
-                None
-            }
-        })
-    } else {
-        Some(0.002)
-    };
+    let w_q = t.opt_unit_interval(cx, "w_q").map(|w| w.unwrap_or(0.002));
     let gentle = if t.has("gentle") {
         t.bool(cx, "gentle")
     } else {
@@ -456,14 +445,7 @@ fn read_red(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
     };
     let (min_th, max_th) = (th("min_th"), th("max_th"));
     let max_p = if t.has("max_p") {
-        t.num(cx, "max_p").and_then(|p| {
-            if p > 0.0 && p <= 1.0 {
-                Some(p)
-            } else {
-                t.error(cx, "max_p", format!("must be in (0, 1], got {p}"));
-                None
-            }
-        })
+        t.opt_unit_interval(cx, "max_p").map(|p| p.unwrap_or(1.0))
     } else {
         cx.error(
             t.line(),

@@ -276,6 +276,21 @@ impl<'a> Tbl<'a> {
         Some(x)
     }
 
+    /// The optional number `key` in (0, 1]: `Some(None)` when it is absent, `None` when
+    /// it is there but wrong (reported).
+    pub fn opt_unit_interval(&self, cx: &Cx, key: &str) -> Option<Option<f64>> {
+        if !self.has(key) {
+            return Some(None);
+        }
+        let x = self.num(cx, key)?;
+        if x > 0.0 && x <= 1.0 {
+            Some(Some(x))
+        } else {
+            self.error(cx, key, format!("must be in (0, 1], got {x}"));
+            None
+        }
+    }
+
     /// Reads the optional fraction `key` (0 < v ≤ 1) into `slot`; false if it is there
     /// but wrong (reported).
     pub fn fraction_into(&self, cx: &Cx, key: &str, slot: &mut f64) -> bool {

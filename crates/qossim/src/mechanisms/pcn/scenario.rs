@@ -23,6 +23,7 @@ use crate::scenario::walk::{Cx, Tbl};
 use crate::scenario::{
     apply_link_overrides, check_reachable, read_model, read_queue, BuiltCore, Core, Family,
     LinkSpec, Mechanism, MechanismRun, QueueSpec, Scenario, Topology, TrafficModel, TrafficSpec,
+    MODEL_KEYS,
 };
 use crate::time::{millis, to_secs, Time, PS_PER_MS};
 use crate::traffic::{ActiveCall, FlowGenerator, Holding, SourceModel};
@@ -489,30 +490,8 @@ fn read_cle(cx: &Cx, p: &Tbl) -> Option<(CleMode, f64)> {
     } else {
         Some("per_packet".into())
     };
-    let w = if t.has("w") {
-        t.num(cx, "w").and_then(|w| {
-            if w > 0.0 && w <= 1.0 {
-                Some(Some(w))
-            } else {
-                t.error(cx, "w", format!("must be in (0, 1], got {w}"));
-                None
-            }
-        })
-    } else {
-        Some(None)
-    };
-    let threshold = if t.has("threshold") {
-        t.num(cx, "threshold").and_then(|x| {
-            if x > 0.0 && x <= 1.0 {
-                Some(Some(x))
-            } else {
-                t.error(cx, "threshold", format!("must be in (0, 1], got {x}"));
-                None
-            }
-        })
-    } else {
-        Some(None)
-    };
+    let w = t.opt_unit_interval(cx, "w");
+    let threshold = t.opt_unit_interval(cx, "threshold");
     let out = match mode.as_deref() {
         Some("per_packet") => {
             if t.has("interval") {
@@ -674,20 +653,6 @@ fn read_termination(cx: &Cx, p: &Tbl, duration: Option<Time>) -> Option<PcnTermi
         ignore_stale_reports: stale?,
     })
 }
-
-/// Keys of a traffic model, as in `[[traffic]]`.
-const MODEL_KEYS: &[&str] = &[
-    "model",
-    "size",
-    "interval",
-    "on",
-    "off",
-    "rate",
-    "size_dist",
-    "trace",
-    "trace_mean",
-    "spacing",
-];
 
 /// What every aggregate (or the template) says about its flows.
 struct Flows {

@@ -84,9 +84,13 @@ class FakeEngine:
         self.validations += 1
         return _fake_engine.validate(text, filename, list(overrides))
 
-    def run_raw(self, text, filename, seed, overrides, progress, trace_dir=None):
+    def run_raw(
+        self, text, filename, seed, overrides, progress, trace_dir=None, build_progress=None
+    ):
         """Run with the stand-in and record the seed and overrides."""
-        raw = _fake_engine.run(text, filename, seed, list(overrides), progress, trace_dir)
+        raw = _fake_engine.run(
+            text, filename, seed, list(overrides), progress, trace_dir, build_progress
+        )
         self.runs.append((seed, [tuple(o) for o in overrides]))
         return raw
 

@@ -99,10 +99,12 @@ def run(
     overrides: Sequence[tuple[str, str]],
     progress: Callable[[float], None] | None,
     trace_dir: str | None = None,
+    build_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Produce a deterministic result dictionary shaped like the engine's.
 
-    ``[[trace]]`` entries are accepted and write nothing (``trace_dir`` is unused).
+    ``[[trace]]`` entries are accepted and write nothing (``trace_dir`` is unused); there
+    is no world to build, so ``build_progress`` is never called.
     """
     started = time.perf_counter()
     scenario, diagnostics = _resolve(text, filename, overrides)

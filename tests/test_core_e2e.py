@@ -311,3 +311,35 @@ def test_a_scenario_too_big_for_the_machine_is_refused_up_front(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "this scenario needs at least" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_building_many_flows_reports_progress():
+    """The engine reports how building a scenario of many flows advances (the progress
+    bar's data); a small scenario builds silently."""
+    from qossim import _engine
+    from qossim.progress import build_progress
+
+    def text(flows: int) -> str:
+        return (
+            '[run]\nduration = "1ms"\n[topology]\nkind = "chain"\nlength = 1\n'
+            'rate = "10Mbps"\ndelay = "1ms"\n[[traffic]]\nname = "v"\nfrom = "n0"\n'
+            f'to = "n1"\nmodel = "CBR"\nflows = {flows}\nper_flow = false\n'
+        )
+
+    def calls(flows: int) -> list[tuple[int, int]]:
+        seen: list[tuple[int, int]] = []
+        _engine.run_raw(
+            text(flows), "s.toml", 1, [], None, build_progress=lambda d, t: seen.append((d, t))
+        )
+        return seen
+
+    n = 70_000
+    assert calls(n) == [(65_536, n), (n, n)]
+    assert calls(1_000) == []
+    # The bar takes the same calls without failing, and closes at the end.
+    with build_progress(True, "s") as update:
+        assert update is not None
+        update(65_536, n)
+        update(n, n)
+    with build_progress(None, "s") as update:
+        assert update is None

@@ -27,6 +27,7 @@ FAKE_ENGINE_ENV = "QOSSIM_FAKE_ENGINE"
 
 Overrides = Sequence[tuple[str, str]]
 ProgressCallback = Callable[[float], None]
+BuildProgressCallback = Callable[[int, int], None]
 
 
 _STAND_INS: dict[str, ModuleType] = {}
@@ -87,6 +88,7 @@ def run_raw(
     trace_dir: str | os.PathLike[str] | None = None,
     fingerprint_events: int | None = None,
     check_invariants: bool = False,
+    build_progress: BuildProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run one scenario in the engine and return its raw result dictionary.
 
@@ -95,7 +97,8 @@ def run_raw(
     most that many events and returns their hash as ``trace_hash`` (see
     :mod:`qossim.fingerprint`); ``check_invariants`` makes the engine check its
     bookkeeping at the end (packet conservation per link, link rates, per-flow
-    delivery) and fail the run on a violation. Raises
+    delivery) and fail the run on a violation; ``build_progress(done, total)`` hears how
+    building a scenario of many flows advances. Raises
     :class:`qossim.errors.ScenarioError` when the scenario is invalid.
     """
     backend = _backend()
@@ -104,6 +107,8 @@ def run_raw(
         extra["fingerprint_events"] = int(fingerprint_events)
     if check_invariants:
         extra["check_invariants"] = True
+    if build_progress is not None:
+        extra["build_progress"] = build_progress
     try:
         return backend.run(text, filename, seed, _pairs(overrides), progress, **extra)
     except ScenarioError:

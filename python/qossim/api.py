@@ -13,7 +13,7 @@ from typing import Any, Union
 from qossim import _engine, _toml
 from qossim.errors import QossimError, ScenarioError
 from qossim.params import OverridesLike, normalize_overrides, run_key
-from qossim.progress import ProgressArg, run_progress
+from qossim.progress import ProgressArg, build_progress, run_progress
 from qossim.results import Result, build_manifest
 from qossim.traces import finish_traces
 
@@ -93,8 +93,20 @@ def run_text(
     overrides = normalize_overrides(set)
     trace_dir = Path(tempfile.mkdtemp(prefix="qossim-trace-"))
     try:
-        with run_progress(progress, desc=Path(filename).stem or "run") as callback:
-            raw = _engine.run_raw(text, filename, seed, overrides, callback, trace_dir=trace_dir)
+        desc = Path(filename).stem or "run"
+        with (
+            build_progress(progress, desc) as on_build,
+            run_progress(progress, desc) as callback,
+        ):
+            raw = _engine.run_raw(
+                text,
+                filename,
+                seed,
+                overrides,
+                callback,
+                trace_dir=trace_dir,
+                build_progress=on_build,
+            )
         result = result_from_raw(raw, text, filename, overrides, params=None)
         if raw.get("traces"):
             result._trace_files = finish_traces(raw, trace_dir)

@@ -36,24 +36,75 @@ def run_progress(progress: ProgressArg, desc: str) -> Iterator[Callable[[float],
     except ImportError:  # pragma: no cover - tqdm is a dependency
         yield None
         return
-    bar = tqdm(
-        total=_STEPS,
-        desc=desc,
-        unit="‰",
-        delay=1.0,
-        disable=None,
-        leave=False,
-        file=sys.stderr,
-        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-    )
+    bars: list[Any] = []
     lock = threading.Lock()
 
     def update(fraction: float) -> None:
         # A display problem must never stop a run.
         with contextlib.suppress(Exception), lock:
+            if not bars:
+                # Made at the run's first report, after the world is built: the bar's
+                # clock and ETA cover the run alone, and a build bar has gone by then.
+                bars.append(
+                    tqdm(
+                        total=_STEPS,
+                        desc=desc,
+                        unit="‰",
+                        delay=1.0,
+                        disable=None,
+                        leave=False,
+                        file=sys.stderr,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+                    )
+                )
+            bar = bars[0]
             target = min(_STEPS, max(0, int(float(fraction) * _STEPS)))
             if target > bar.n:
                 bar.update(target - bar.n)
+
+    try:
+        yield update
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+@contextlib.contextmanager
+def build_progress(progress: ProgressArg, desc: str) -> Iterator[Callable[[int, int], None] | None]:
+    """Yield the callback to give the engine for building one run's world.
+
+    With ``progress=True`` it draws a bar of flows built (on a terminal, and only when
+    building lasts longer than a second: the engine reports only for scenarios of many
+    flows); otherwise it yields ``None``.
+    """
+    if progress is not True:
+        yield None
+        return
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        yield None
+        return
+    bar = tqdm(
+        total=0,
+        desc=f"{desc} (building)",
+        unit=" flows",
+        unit_scale=True,
+        delay=1.0,
+        disable=None,
+        leave=False,
+        file=sys.stderr,
+    )
+    lock = threading.Lock()
+
+    def update(done: int, total: int) -> None:
+        # A display problem must never stop a build.
+        with contextlib.suppress(Exception), lock:
+            bar.total = int(total)
+            if int(done) > bar.n:
+                bar.update(int(done) - bar.n)
+            if done >= total:
+                bar.close()
 
     try:
         yield update

@@ -117,10 +117,11 @@ fn validate(text: &str, filename: &str, overrides: Vec<(String, String)>) -> PyR
 /// `check_invariants` fails the run if its bookkeeping does not add up),
 /// and, when the scenario has `[[trace]]` entries, `traces` (a list of {"name", "path",
 /// "records", "pcap"} of raw record files written into `trace_dir`), `link_names` and
-/// `node_names`. Raises `ScenarioError` for an invalid scenario and `KeyboardInterrupt`
-/// on Ctrl-C.
+/// `node_names`. `build_progress(done, total)` is called while a scenario of many flows is
+/// built (see `BuildProgress`). Raises `ScenarioError` for an invalid scenario and
+/// `KeyboardInterrupt` on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, fingerprint_events=None, check_invariants=false))]
+#[pyo3(signature = (text, filename, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, fingerprint_events=None, check_invariants=false, build_progress=None))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn run(
     py: Python<'_>,
@@ -132,12 +133,21 @@ fn run(
     trace_dir: Option<std::path::PathBuf>,
     fingerprint_events: Option<u64>,
     check_invariants: bool,
+    build_progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
     let options = scenario::RunOptions {
         trace_dir,
         fingerprint_events,
         check_invariants,
         memory_available: None,
+        build_progress: build_progress.map(|cb| {
+            scenario::BuildProgress(std::sync::Arc::new(move |done: u64, total: u64| {
+                // A display problem must never stop a build.
+                Python::with_gil(|py| {
+                    let _ = cb.call1(py, (done, total));
+                });
+            }))
+        }),
     };
     let sc = parse(text, filename, &overrides)?.map_err(|d| {
         ScenarioError::new_err(

@@ -356,6 +356,41 @@ fn too_big_for_the_memory_is_refused_up_front() {
     assert!(scenario::run_with(&sc, Some(1), &mut |_| true, &opts(need)).is_ok());
 }
 
+/// Building a scenario of many flows reports its progress every
+/// `BUILD_PROGRESS_STEP` flows and at the end; a small one builds silently.
+#[test]
+fn building_many_flows_reports_progress() {
+    let text = |flows: u64| {
+        format!(
+            "[run]\nduration = \"1ms\"\n\n[topology]\nkind = \"chain\"\nlength = 1\n\
+             rate = \"10Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]\nname = \"v\"\nfrom = \"n0\"\n\
+             to = \"n1\"\nmodel = \"CBR\"\nflows = {flows}\nper_flow = false\n"
+        )
+    };
+    let calls = |flows: u64| {
+        let sc = qossim::parse(&text(flows), "s.toml", Path::new("."), &[]).unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let opts = scenario::RunOptions {
+            build_progress: Some(scenario::BuildProgress(std::sync::Arc::new(
+                move |done, total| log.lock().unwrap().push((done, total)),
+            ))),
+            ..Default::default()
+        };
+        scenario::run_with(&sc, Some(1), &mut |_| true, &opts).unwrap();
+        let v = seen.lock().unwrap().clone();
+        v
+    };
+    let step = scenario::BUILD_PROGRESS_STEP;
+    let n = 2 * step + 1000;
+    assert_eq!(
+        calls(n),
+        vec![(step, n), (2 * step, n), (n, n)],
+        "every step and the end"
+    );
+    assert!(calls(step - 1).is_empty());
+}
+
 #[test]
 fn a_graph_without_nodes_is_one_diagnostic() {
     // Found by the scenario fuzzer: reading stopped without saying why.

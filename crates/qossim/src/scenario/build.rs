@@ -19,6 +19,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// ns-2's delayed-ACK timer.
 const DELAYED_ACK: Time = 100 * PS_PER_MS;
@@ -52,10 +53,63 @@ fn make_queue(l: &LinkSpec, seed: u64) -> Box<dyn QueueDisc> {
 
 /// Builds the world of a scenario for a run with `seed`.
 pub fn build(sc: &Scenario, seed: u64) -> Result<World, String> {
-    build_world(sc, seed).map(|(w, _)| w)
+    build_world(sc, seed, None).map(|(w, _)| w)
 }
 
-fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn MechanismRun>>), String> {
+/// Flows built between two calls of a [`BuildProgress`].
+pub const BUILD_PROGRESS_STEP: u64 = 1 << 16;
+
+/// Told `(flows built, flows to build)` while a run's world is built: every
+/// [`BUILD_PROGRESS_STEP`] flows and once at the end, only for scenarios of at least that
+/// many static flows and connections (smaller ones build in milliseconds).
+#[derive(Clone)]
+pub struct BuildProgress(pub Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for BuildProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuildProgress")
+    }
+}
+
+/// Counts the flows built and tells a [`BuildProgress`] every step.
+struct BuildCount<'a> {
+    done: u64,
+    total: u64,
+    tell: Option<&'a BuildProgress>,
+}
+
+impl BuildCount<'_> {
+    #[inline]
+    fn one(&mut self) {
+        self.done += 1;
+        if self.done % BUILD_PROGRESS_STEP == 0 {
+            if let Some(t) = self.tell {
+                (t.0)(self.done, self.total);
+            }
+        }
+    }
+}
+
+/// Static flows and TCP connections of a scenario: what building costs.
+fn flows_to_build(sc: &Scenario) -> u64 {
+    sc.traffic
+        .iter()
+        .filter(|t| t.calls.is_none())
+        .map(|t| t.flows)
+        .sum()
+}
+
+fn build_world(
+    sc: &Scenario,
+    seed: u64,
+    progress: Option<&BuildProgress>,
+) -> Result<(World, Vec<Box<dyn MechanismRun>>), String> {
+    let total = flows_to_build(sc);
+    let mut count = BuildCount {
+        done: 0,
+        total,
+        tell: progress.filter(|_| total >= BUILD_PROGRESS_STEP),
+    };
     let mut w = World::new(seed);
     let mut built = BuiltCore::default();
     let warmup = sc.run.warmup;
@@ -152,6 +206,7 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                         }));
                     }
                     let sender = w.add_agent(&name, Box::new(s));
+                    count.one();
                     built.connections.push(Connection {
                         traffic: ti,
                         index: i,
@@ -213,6 +268,7 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
                     }
                     let s = Source::with_shared(m, tmpl, flow, offset, stop, t.jitter, r);
                     w.add_agent("", Box::new(s));
+                    count.one();
                 }
                 if !meters.is_empty() {
                     let hook = FlowProfiler::new(&t.name, first_flow, meters);
@@ -256,6 +312,9 @@ fn build_world(sc: &Scenario, seed: u64) -> Result<(World, Vec<Box<dyn Mechanism
     }
     if warmup > 0 {
         w.set_warmup(warmup);
+    }
+    if let Some(t) = count.tell {
+        (t.0)(count.done, count.total);
     }
     Ok((w, runs))
 }
@@ -322,6 +381,8 @@ pub struct RunOptions {
     /// Memory the run may use, bytes (default: what the machine reports available); a
     /// scenario estimated to need more is refused before it is built.
     pub memory_available: Option<u64>,
+    /// Told how building the world advances (scenarios of many flows).
+    pub build_progress: Option<BuildProgress>,
 }
 
 /// Bytes of memory a link costs in a run (its port, queue, counters and routes), as
@@ -334,13 +395,7 @@ pub const BYTES_PER_FLOW: u64 = 180;
 /// A lower estimate of the memory a scenario's run needs, bytes: its links and its
 /// static flows (flows that arrive as calls come and go, and are not counted).
 pub fn memory_estimate(sc: &Scenario) -> u64 {
-    let flows: u64 = sc
-        .traffic
-        .iter()
-        .filter(|t| t.calls.is_none())
-        .map(|t| t.flows)
-        .sum();
-    sc.topology.links.len() as u64 * BYTES_PER_LINK + flows * BYTES_PER_FLOW
+    sc.topology.links.len() as u64 * BYTES_PER_LINK + flows_to_build(sc) * BYTES_PER_FLOW
 }
 
 /// Memory the machine reports available (Linux `MemAvailable`), bytes, if known.
@@ -386,7 +441,7 @@ pub fn run_with(
             ));
         }
     }
-    let (mut w, mut runs) = build_world(sc, seed)?;
+    let (mut w, mut runs) = build_world(sc, seed, options.build_progress.as_ref())?;
     match &sc.run.link_metrics {
         LinkMetrics::All => {}
         LinkMetrics::None => w.set_link_summary(vec![false; w.net.links.len()]),

@@ -15,7 +15,8 @@ pub mod units;
 pub mod walk;
 
 pub use build::{
-    build, memory_estimate, run, run_with, RunOptions, RunOutput, BYTES_PER_FLOW, BYTES_PER_LINK,
+    build, memory_estimate, run, run_with, BuildProgress, RunOptions, RunOutput,
+    BUILD_PROGRESS_STEP, BYTES_PER_FLOW, BYTES_PER_LINK,
 };
 pub use family::{
     read_section, BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis,

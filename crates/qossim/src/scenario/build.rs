@@ -82,7 +82,7 @@ impl BuildCount<'_> {
     #[inline]
     fn one(&mut self) {
         self.done += 1;
-        if self.done % BUILD_PROGRESS_STEP == 0 {
+        if self.done.is_multiple_of(BUILD_PROGRESS_STEP) {
             if let Some(t) = self.tell {
                 (t.0)(self.done, self.total);
             }

@@ -62,6 +62,18 @@ def test_a_one_line_change_gives_a_readable_diff_until_recorded(tmp_path):
     assert "1 of 1 fingerprints differ" in changed.stdout
     assert _cli("--update", "scenarios", cwd=tmp_path).returncode == 0
     assert _cli("scenarios", cwd=tmp_path).returncode == 0
+    # A deleted scenario is named until its fingerprint is dropped by an update.
+    (tmp_path / "scenarios" / "ref2.toml").write_text(text)
+    assert _cli("--update", "scenarios", cwd=tmp_path).returncode == 0
+    (tmp_path / "scenarios" / "ref2.toml").unlink()
+    gone = _cli("scenarios", cwd=tmp_path)
+    assert gone.returncode == 1
+    assert "scenarios/ref2.toml: stored, but the file or point is gone" in gone.stdout
+    dropped = _cli("--update", "scenarios", cwd=tmp_path)
+    assert "1 fingerprints recorded, 1 changed" in dropped.stdout
+    store = (tmp_path / "tests" / "data" / "fingerprints.jsonl").read_text()
+    assert "ref2.toml" not in store and "ref.toml" in store
+    assert _cli("scenarios", cwd=tmp_path).returncode == 0
     missing = _cli("nowhere", cwd=tmp_path)
     assert (
         missing.returncode == 2 and missing.stderr.strip() == "nowhere: no such file or directory"

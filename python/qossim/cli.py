@@ -231,14 +231,20 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
         for p in paths
         for f in (sorted(Path(p).rglob("*.toml")) if Path(p).is_dir() else [Path(p)])
     }
+    dirs = [Path(os.path.relpath(p, ".")).as_posix() + "/" for p in paths if Path(p).is_dir()]
+
+    def covered(file: str) -> bool:
+        # A stored file under a checked folder is checked even if it is gone.
+        return file in files or any(file.startswith(d) for d in dirs)
+
     stored = fingerprint.load(store)
-    mine = [f for f in stored if f.file in files]
+    mine = [f for f in stored if covered(f.file)]
     fresh = fingerprint.compute(paths)
     changes = fingerprint.compare(mine, fresh)
     for line in changes:
         print(line)
     if args.update:
-        kept = [f for f in stored if f.file not in files]
+        kept = [f for f in stored if not covered(f.file)]
         fingerprint.save(store, kept + fresh)
         print(f"{store}: {len(fresh)} fingerprints recorded, {len(changes)} changed")
         return EXIT_OK

@@ -671,6 +671,17 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     })
 }
 
+/// The keys of a TCP traffic entry's connection settings (`model = "tcp"` only).
+const TCP_KEYS: &[&str] = &[
+    "packet_size",
+    "wnd",
+    "delayed_ack",
+    "min_rto",
+    "init_rto",
+    "tick",
+    "start_spread",
+];
+
 /// The keys [`read_model`] reads.
 pub const MODEL_KEYS: &[&str] = &[
     "model",
@@ -692,15 +703,7 @@ pub fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
     if name == "tcp" {
         return read_tcp(cx, t).map(TrafficModel::Tcp);
     }
-    for key in [
-        "packet_size",
-        "wnd",
-        "delayed_ack",
-        "min_rto",
-        "init_rto",
-        "tick",
-        "start_spread",
-    ] {
+    for &key in TCP_KEYS {
         if t.has(key) {
             t.error(
                 cx,
@@ -995,22 +998,9 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
     let mut known: Vec<&str> = ["name", "from", "to"].to_vec();
     known.extend_from_slice(MODEL_KEYS);
     known.extend_from_slice(&[
-        "start",
-        "stop",
-        "jitter",
-        "class",
-        "route",
-        "calls",
-        "profile",
-        "per_flow",
-        "packet_size",
-        "wnd",
-        "delayed_ack",
-        "min_rto",
-        "init_rto",
-        "tick",
-        "start_spread",
+        "start", "stop", "jitter", "class", "route", "calls", "profile", "per_flow",
     ]);
+    known.extend_from_slice(TCP_KEYS);
     t.finish(cx, &known);
     let (from, to, route) = (from?, to?, route?);
     // Connectivity.

@@ -43,12 +43,20 @@ pub fn to_secs(t: Time) -> f64 {
 ///
 /// # Panics
 /// Panics if `rate_bps` is zero (a scenario with a zero rate is rejected before a run).
+#[inline]
 pub fn tx_time(bytes: u32, rate_bps: u64) -> Time {
-    let bits = bytes as u128 * 8;
-    let num = bits * PS_PER_S as u128;
-    let r = rate_bps as u128;
-    num.div_ceil(r) as Time
+    if bytes <= TX_TIME_U64_BYTES {
+        // bytes x 8 x 10^12 fits in 64 bits: the same quotient without 128-bit division.
+        (bytes as u64 * 8 * PS_PER_S).div_ceil(rate_bps)
+    } else {
+        let num = bytes as u128 * 8 * PS_PER_S as u128;
+        num.div_ceil(rate_bps as u128) as Time
+    }
 }
+
+/// The largest byte count whose bit count in picoseconds' worth (bytes x 8 x 10^12) fits
+/// in 64 bits.
+const TX_TIME_U64_BYTES: u32 = (u64::MAX / (8 * PS_PER_S)) as u32;
 
 /// Time for `bytes` to drain at `rate_bps`, as a floating-point number of picoseconds is
 /// not needed: this is [`tx_time`] for an arbitrary byte count.
@@ -66,6 +74,38 @@ pub fn bytes_in(rate_bps: u64, dt: Time) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tx_time_is_the_exact_ceiling_on_both_sides_of_the_64_bit_limit() {
+        // As before the 64-bit path: the 128-bit quotient, cut to a Time.
+        let exact = |b: u32, r: u64| (b as u128 * 8 * PS_PER_S as u128).div_ceil(r as u128) as Time;
+        let edge = TX_TIME_U64_BYTES;
+        for b in [
+            0,
+            1,
+            40,
+            160,
+            1500,
+            65_535,
+            edge - 1,
+            edge,
+            edge + 1,
+            u32::MAX,
+        ] {
+            for r in [
+                1,
+                7,
+                56_000,
+                155_520_000,
+                10_000_000_000,
+                3_000_000_000_001,
+                u64::MAX,
+            ] {
+                assert_eq!(tx_time(b, r), exact(b, r), "{b} B at {r} b/s");
+            }
+        }
+        assert!((edge as u128 + 1) * 8 * PS_PER_S as u128 > u64::MAX as u128);
+    }
 
     #[test]
     fn tx_time_exact_and_rounded_up() {

@@ -27,8 +27,18 @@ def main() -> int:
         out = Path(tmp) / "abr"
         t0 = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "qossim", "reproduce", "abr-multipoint", "--quiet",
-             "--jobs", str(args.jobs), "--out", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "qossim",
+                "reproduce",
+                "abr-multipoint",
+                "--quiet",
+                "--jobs",
+                str(args.jobs),
+                "--out",
+                str(out),
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
         )

@@ -316,11 +316,6 @@ impl FlowGenerator {
         self.group
     }
 
-    /// The header its flows' packets carry.
-    pub fn template(&self) -> PacketTemplate {
-        self.tmpl
-    }
-
     /// Removes calls that ended by `now`, in order of their ends, keeping the active-call
     /// average exact (every end lies after the previous update, so updates stay monotone
     /// in time) and telling the policy.

@@ -68,7 +68,13 @@ pub struct Scheduler<Q: EventQueue = DefaultQueue> {
     /// Runs of same-time agent events with consecutive sequence numbers; each pending run
     /// has one queue entry, for its next event.
     runs: Vec<Run>,
+    /// Link-arrival events held beside the queue (at most [`LANES`]), sorted by
+    /// decreasing `(time, seq)`: the next one is last. See [`Scheduler::arrival_at`].
+    lanes: Vec<Entry>,
 }
+
+/// How many link-arrival events the scheduler holds beside its queue.
+pub const LANES: usize = 8;
 
 /// Events of one kind at one time for a list of agents, with consecutive sequence
 /// numbers from `first_seq`: 4 bytes per event instead of a queue entry each.
@@ -97,6 +103,7 @@ impl<Q: EventQueue> Scheduler<Q> {
             cancelled: HashSet::new(),
             processed: 0,
             runs: Vec::new(),
+            lanes: Vec::with_capacity(LANES),
         }
     }
 
@@ -113,7 +120,7 @@ impl<Q: EventQueue> Scheduler<Q> {
 
     /// Number of pending events (cancelled ones still counted until they surface).
     pub fn pending(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.lanes.len()
     }
 
     /// Schedules `event` at absolute time `at` (clamped to now: never in the past).
@@ -123,6 +130,38 @@ impl<Q: EventQueue> Scheduler<Q> {
         let seq = self.seq;
         self.seq += 1;
         self.queue.push(Entry { time, seq, event });
+        EventId(seq)
+    }
+
+    /// Schedules the arrival of the head of `link`'s in-flight list at `at`: exactly
+    /// `at(at, Event::new(Target::LinkArrival(link), 0))` — same sequence number, same
+    /// order, same id — but while fewer than [`LANES`] such events are pending it is held
+    /// beside the queue, in a short sorted list, instead of in the queue. A link has at
+    /// most one arrival pending (its head's), so in a network of a few links every
+    /// arrival skips the queue, which costs more per event than the list.
+    #[inline]
+    pub fn arrival_at(&mut self, at: Time, link: u32) -> EventId {
+        let time = at.max(self.now);
+        let seq = self.seq;
+        self.seq += 1;
+        let e = Entry {
+            time,
+            seq,
+            event: Event::new(Target::LinkArrival(link), 0),
+        };
+        if self.lanes.len() < LANES {
+            // Sorted by decreasing key: shift the entries earlier than `e` up by one
+            // (by hand: the list is short and a library insert calls `memmove`).
+            self.lanes.push(e);
+            let mut i = self.lanes.len() - 1;
+            while i > 0 && (self.lanes[i - 1].time, self.lanes[i - 1].seq) < (time, seq) {
+                self.lanes[i] = self.lanes[i - 1];
+                i -= 1;
+            }
+            self.lanes[i] = e;
+        } else {
+            self.queue.push(e);
+        }
         EventId(seq)
     }
 
@@ -208,14 +247,39 @@ impl<Q: EventQueue> Scheduler<Q> {
 
     /// Time of the next pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
-        self.queue.peek_time()
+        let q = self.queue.peek_time();
+        match self.lanes.last() {
+            Some(l) => Some(q.map_or(l.time, |t| t.min(l.time))),
+            None => q,
+        }
+    }
+
+    /// Removes the entry with the smallest key, from the queue or the held arrivals,
+    /// unless it is later than `end`.
+    #[inline]
+    fn take_next(&mut self, end: Time) -> Option<Entry> {
+        if let Some(l) = self.lanes.last() {
+            let lk = (l.time, l.seq);
+            if self.queue.peek_key().is_none_or(|k| lk < k) {
+                if l.time > end {
+                    return None;
+                }
+                return self.lanes.pop();
+            }
+        }
+        let e = self.queue.pop()?;
+        if e.time > end {
+            self.queue.push(e);
+            return None;
+        }
+        Some(e)
     }
 
     /// Removes the next live event and advances the clock to it.
     #[inline]
     pub fn pop_next(&mut self) -> Option<Entry> {
         loop {
-            let e = self.queue.pop()?;
+            let e = self.take_next(Time::MAX)?;
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
                 continue;
             }
@@ -235,11 +299,7 @@ impl<Q: EventQueue> Scheduler<Q> {
     #[inline]
     pub fn next_until(&mut self, end: Time) -> Option<Entry> {
         loop {
-            let e = self.queue.pop()?;
-            if e.time > end {
-                self.queue.push(e);
-                return None;
-            }
+            let e = self.take_next(end)?;
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
                 continue;
             }
@@ -342,5 +402,85 @@ mod tests {
         );
         assert!(plain.iter().all(|e| !matches!(e.2, Target::Run(_))));
         assert!(plain.iter().filter(|e| e.3 == 9).count() > 2000);
+    }
+
+    /// Link arrivals held beside the queue come out exactly where the same events
+    /// scheduled with `at` would: same order, same sequence numbers, on every queue, with
+    /// more links than the list holds (the rest go to the queue), handlers that schedule
+    /// events earlier than the queue's next one, ties, cancellations and stops.
+    #[test]
+    fn held_arrivals_hand_out_what_plain_events_would() {
+        fn drive<Q: EventQueue>(mut s: Scheduler<Q>, held: bool) -> Vec<(Time, u64, Target)> {
+            let mut rng = crate::rng::Rng::from_seed(9);
+            let links = 3 * LANES as u32;
+            // One arrival pending per link at most, as for a link's in-flight head.
+            let mut pending = vec![false; links as usize];
+            let arrival = |s: &mut Scheduler<Q>, t: Time, l: u32, pending: &mut Vec<bool>| {
+                if !pending[l as usize] {
+                    pending[l as usize] = true;
+                    if held {
+                        s.arrival_at(t, l);
+                    } else {
+                        s.at(t, Event::new(Target::LinkArrival(l), 0));
+                    }
+                }
+            };
+            for i in 0..200u32 {
+                s.at(rng.below(50_000), Event::new(Target::Agent(i), 1));
+            }
+            let mut out = Vec::new();
+            let mut ids = Vec::new();
+            let mut end = 0;
+            while out.len() < 40_000 {
+                end += 1_000_000;
+                while let Some(e) = s.next_until(end) {
+                    let now = e.time;
+                    if let Target::LinkArrival(l) = e.event.target {
+                        pending[l as usize] = false;
+                    }
+                    // Handlers: timers re-arm, some send on a link (arrivals soon, at
+                    // once, or later than queued events), some arm and cancel.
+                    match rng.below(8) {
+                        0 => arrival(&mut s, now, rng.below(links as u64) as u32, &mut pending),
+                        1..=3 => {
+                            let l = rng.below(links as u64) as u32;
+                            arrival(&mut s, now + rng.below(3000), l, &mut pending);
+                        }
+                        4 => ids.push(s.after(rng.below(2000), Event::new(Target::Port(7), 2))),
+                        5 => {
+                            if let Some(id) = ids.pop() {
+                                s.cancel(id);
+                            }
+                        }
+                        _ => {}
+                    }
+                    if let Target::Agent(a) = e.event.target {
+                        s.after(1 + rng.below(60_000), Event::new(Target::Agent(a), 1));
+                    }
+                    out.push((e.time, e.seq, e.event.target));
+                }
+            }
+            out
+        }
+        let plain = drive(Scheduler::with_queue(BinaryHeapQueue::new()), false);
+        let arrivals = plain
+            .iter()
+            .filter(|e| matches!(e.2, Target::LinkArrival(_)))
+            .count();
+        assert!(arrivals > 10_000, "{arrivals} arrivals");
+        assert_eq!(drive(Scheduler::default(), false), plain);
+        assert_eq!(drive(Scheduler::default(), true), plain);
+        assert_eq!(
+            drive(Scheduler::with_queue(WheelQueue::new(6, 3)), true),
+            plain
+        );
+        assert_eq!(
+            drive(Scheduler::with_queue(BinaryHeapQueue::new()), true),
+            plain
+        );
+        assert_eq!(
+            drive(Scheduler::with_queue(RadixHeapQueue::new()), true),
+            plain
+        );
     }
 }

@@ -31,12 +31,16 @@ impl Entry {
 /// A priority queue of events, smallest `(time, seq)` first.
 pub trait EventQueue {
     /// Inserts an entry. Its key must not be smaller than the key of the last entry popped
-    /// (simulated time never goes backwards); implementations may rely on this.
+    /// (simulated time never goes backwards); implementations may rely on this, but not
+    /// on keys being at least the last one *peeked* at: the scheduler peeks, then may
+    /// serve an event held outside the queue whose handler pushes an earlier entry.
     fn push(&mut self, e: Entry);
     /// Removes and returns the entry with the smallest key.
     fn pop(&mut self) -> Option<Entry>;
     /// The time of the next entry, if any.
     fn peek_time(&mut self) -> Option<Time>;
+    /// The `(time, seq)` key of the next entry, if any.
+    fn peek_key(&mut self) -> Option<(Time, u64)>;
     /// Number of pending entries.
     fn len(&self) -> usize;
     /// True when nothing is pending.
@@ -84,6 +88,10 @@ impl EventQueue for BinaryHeapQueue {
     #[inline]
     fn peek_time(&mut self) -> Option<Time> {
         self.heap.peek().map(|h| h.0.time)
+    }
+    #[inline]
+    fn peek_key(&mut self) -> Option<(Time, u64)> {
+        self.heap.peek().map(|h| (h.0.time, h.0.seq))
     }
     fn len(&self) -> usize {
         self.heap.len()
@@ -212,13 +220,20 @@ impl EventQueue for RadixHeapQueue {
     }
 
     fn peek_time(&mut self) -> Option<Time> {
+        self.peek_key().map(|k| k.0)
+    }
+
+    /// Finds the next entry without refilling: a refill moves `last` to the next time,
+    /// and an entry pushed after the peek may be earlier (see [`EventQueue::push`]).
+    fn peek_key(&mut self) -> Option<(Time, u64)> {
+        if let Some(e) = self.b0.last().or(self.b0_new.first()) {
+            return Some((e.time, e.seq));
+        }
         if self.len == 0 {
             return None;
         }
-        if self.b0.is_empty() {
-            self.drain_new_or_refill();
-        }
-        self.b0.last().map(|e| e.time)
+        let i = self.mask.trailing_zeros() as usize;
+        self.buckets[i].iter().map(|e| (e.time, e.seq)).min()
     }
 
     fn len(&self) -> usize {
@@ -391,8 +406,10 @@ impl WheelQueue {
     #[inline]
     fn place(&mut self, e: Entry) {
         let abs = e.time >> self.slot_bits;
-        if abs == self.cur {
-            // Into the slot being served, keeping it sorted (increasing).
+        if abs <= self.cur {
+            // Into the slot being served, keeping it sorted (increasing). An entry of an
+            // earlier slot (pushed after a peek moved `cur` ahead) is earlier than all of
+            // them and goes first.
             let k = Self::key(&e);
             let pos = self.head + self.current[self.head..].partition_point(|x| Self::key(x) < k);
             if pos == self.head && self.head > 0 {
@@ -499,10 +516,6 @@ impl WheelQueue {
 impl EventQueue for WheelQueue {
     #[inline]
     fn push(&mut self, e: Entry) {
-        debug_assert!(
-            e.time >> self.slot_bits >= self.cur,
-            "event scheduled in the past"
-        );
         self.len += 1;
         self.place(e);
     }
@@ -529,6 +542,18 @@ impl EventQueue for WheelQueue {
             self.advance();
         }
         self.current.get(self.head).map(|e| e.time)
+    }
+
+    #[inline]
+    fn peek_key(&mut self) -> Option<(Time, u64)> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.head == self.current.len() {
+            self.advance();
+        }
+        let e = &self.current[self.head];
+        Some((e.time, e.seq))
     }
 
     fn len(&self) -> usize {

@@ -835,7 +835,7 @@ impl Network {
         }
         let arrive = done + l.delay;
         if l.in_flight.is_empty() {
-            sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
+            sched.arrival_at(arrive, id);
         }
         l.in_flight.push_back((arrive, pkt));
     }
@@ -890,7 +890,7 @@ impl Network {
         sched.at(done, Event::new(Target::Port(id), 0));
         let arrive = done + l.delay;
         if l.in_flight.is_empty() {
-            sched.at(arrive, Event::new(Target::LinkArrival(id), 0));
+            sched.arrival_at(arrive, id);
         }
         l.in_flight.push_back((arrive, pkt));
     }
@@ -947,7 +947,7 @@ impl Network {
             .pop_front()
             .expect("arrival with nothing in flight");
         if let Some(&(t, _)) = l.in_flight.front() {
-            sched.at(t, Event::new(Target::LinkArrival(link), 0));
+            sched.arrival_at(t, link);
         }
 
         (l.to, pkt)

@@ -60,6 +60,12 @@ pub trait Agent: Any {
     fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
     /// Gives access to the concrete type (for controllers that configure their peers).
     fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// True if all this agent ever does with a packet addressed to it is count it as
+    /// delivered (`Flows::delivered` at the arrival time) — a plain sink. The world then
+    /// counts such packets itself without calling the agent: the same counts, for less.
+    fn only_counts_deliveries(&self) -> bool {
+        false
+    }
 }
 
 /// Per-flow counters.
@@ -211,6 +217,8 @@ impl Flows {
 #[derive(Default)]
 pub struct Agents {
     slots: Vec<Option<Box<dyn Agent>>>,
+    /// Bit `i` set while agent `i` exists and [`Agent::only_counts_deliveries`].
+    counting: Vec<u64>,
     /// Names of the agents that have one (flows spawned by generators are anonymous, which
     /// keeps an idle flow small).
     names: HashMap<AgentId, String>,
@@ -252,6 +260,24 @@ impl Agents {
     /// True if the agent exists and has not been stopped.
     pub fn alive(&self, id: AgentId) -> bool {
         matches!(self.slots.get(id as usize), Some(Some(_)))
+    }
+    /// True if `id` is a live agent that only counts the packets it receives.
+    #[inline]
+    fn only_counts(&self, id: AgentId) -> bool {
+        let i = id as usize;
+        self.counting
+            .get(i >> 6)
+            .is_some_and(|w| w >> (i & 63) & 1 == 1)
+    }
+    /// Forgets a stopped agent.
+    fn retire(&mut self, id: AgentId) {
+        let i = id as usize;
+        if let Some(s) = self.slots.get_mut(i) {
+            *s = None;
+        }
+        if let Some(w) = self.counting.get_mut(i >> 6) {
+            *w &= !(1 << (i & 63));
+        }
     }
 }
 
@@ -403,8 +429,8 @@ impl<'a> Ctx<'a> {
     pub fn stop(&mut self, id: AgentId) {
         if id == self.me {
             self.retire_me = true;
-        } else if let Some(s) = self.agents.slots.get_mut(id as usize) {
-            *s = None;
+        } else {
+            self.agents.retire(id);
         }
     }
     /// The agent arena (typed access to other agents).
@@ -431,7 +457,9 @@ impl<'a> Ctx<'a> {
             retire_me: false,
         };
         let r = f(a.as_mut(), &mut sub);
-        if !sub.retire_me {
+        if sub.retire_me {
+            self.agents.retire(id);
+        } else {
             self.agents.slots[id as usize] = Some(a);
         }
         Some(r)
@@ -449,8 +477,16 @@ fn hash_event(h: &mut u64, time: Time, tag: u64, id: u32, kind: u32) {
 }
 
 fn push_agent(agents: &mut Agents, name: String, agent: Box<dyn Agent>) -> AgentId {
+    let counts = agent.only_counts_deliveries();
     agents.slots.push(Some(agent));
     let id = (agents.slots.len() - 1) as AgentId;
+    if counts {
+        let i = id as usize;
+        if agents.counting.len() <= i >> 6 {
+            agents.counting.resize((i >> 6) + 1, 0);
+        }
+        agents.counting[i >> 6] |= 1 << (i & 63);
+    }
     if !name.is_empty() {
         agents.names.insert(id, name);
     }
@@ -708,7 +744,9 @@ impl World {
             retire_me: false,
         };
         f(a.as_mut(), &mut ctx);
-        if !ctx.retire_me {
+        if ctx.retire_me {
+            self.agents.retire(id);
+        } else {
             self.agents.slots[id as usize] = Some(a);
         }
         true
@@ -808,7 +846,10 @@ impl World {
             self.with_agent(a, |ag, ctx| ag.on_tap(node, &pkt, ctx));
         }
         if pkt.dst == node {
-            if !self.with_agent(pkt.dst_agent, |ag, ctx| ag.on_packet(pkt, ctx)) {
+            if self.agents.only_counts(pkt.dst_agent) {
+                // What the agent's `on_packet` would do.
+                self.flows.delivered(&pkt, self.sched.now());
+            } else if !self.with_agent(pkt.dst_agent, |ag, ctx| ag.on_packet(pkt, ctx)) {
                 // Nobody to receive it: it leaves the network here, undelivered.
                 self.flows.discarded(&pkt);
             }

@@ -506,4 +506,7 @@ impl Agent for Sink {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
+    fn only_counts_deliveries(&self) -> bool {
+        true
+    }
 }

@@ -786,8 +786,18 @@ impl World {
         match ev.target {
             Target::Port(l) => self.net.port_event(l, ev.kind, &mut self.sched),
             Target::LinkArrival(l) => {
-                let (node, pkt) = self.net.link_arrival(l, &mut self.sched);
-                self.arrive(node, pkt);
+                let (node, head) = self.net.arriving(l);
+                if head.dst == node
+                    && self.net.nodes[node as usize].taps.is_empty()
+                    && self.agents.only_counts(head.dst_agent)
+                {
+                    // Delivered to a plain sink: counted where it lies (see `arrive`).
+                    self.flows.delivered(head, time);
+                    self.net.drop_arrival(l, &mut self.sched);
+                } else {
+                    let pkt = self.net.link_arrival(l, &mut self.sched);
+                    self.arrive(node, pkt);
+                }
             }
             Target::Agent(a) => self.agent_event(a, ev.kind),
             Target::Sampler(s) => self.sample(s as usize),

@@ -70,7 +70,61 @@ pub struct Scheduler<Q: EventQueue = DefaultQueue> {
     runs: Vec<Run>,
     /// Link-arrival events held beside the queue (at most [`LANES`]), sorted by
     /// decreasing `(time, seq)`: the next one is last. See [`Scheduler::arrival_at`].
-    lanes: Vec<Entry>,
+    lanes: Held,
+}
+
+/// Up to [`LANES`] entries sorted by decreasing `(time, seq)`, in place.
+struct Held {
+    e: [Entry; LANES],
+    n: usize,
+}
+
+impl Held {
+    const EMPTY: Entry = Entry {
+        time: 0,
+        seq: 0,
+        event: Event {
+            target: Target::Port(0),
+            kind: 0,
+        },
+    };
+
+    /// The entry with the smallest key.
+    #[inline]
+    fn last(&self) -> Option<&Entry> {
+        self.n.checked_sub(1).map(|i| &self.e[i])
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry> {
+        let i = self.n.checked_sub(1)?;
+        self.n = i;
+        Some(self.e[i])
+    }
+
+    /// Inserts the arrival of `link`'s head at `time` with `seq` in order; false (and
+    /// nothing done) when full.
+    #[inline]
+    fn insert_arrival(&mut self, time: Time, seq: u64, link: u32) -> bool {
+        if self.n >= LANES {
+            return false;
+        }
+        // Shift the entries earlier than the new one up by one.
+        let mut i = self.n;
+        while i > 0 && (self.e[i - 1].time, self.e[i - 1].seq) < (time, seq) {
+            self.e[i] = self.e[i - 1];
+            i -= 1;
+        }
+        // Field by field: an entry built whole on the stack and copied is read back
+        // before its parts are stored (measured: a stall on every arrival).
+        let x = &mut self.e[i];
+        x.time = time;
+        x.seq = seq;
+        x.event.target = Target::LinkArrival(link);
+        x.event.kind = 0;
+        self.n += 1;
+        true
+    }
 }
 
 /// How many link-arrival events the scheduler holds beside its queue.
@@ -103,7 +157,10 @@ impl<Q: EventQueue> Scheduler<Q> {
             cancelled: HashSet::new(),
             processed: 0,
             runs: Vec::new(),
-            lanes: Vec::with_capacity(LANES),
+            lanes: Held {
+                e: [Held::EMPTY; LANES],
+                n: 0,
+            },
         }
     }
 
@@ -120,7 +177,7 @@ impl<Q: EventQueue> Scheduler<Q> {
 
     /// Number of pending events (cancelled ones still counted until they surface).
     pub fn pending(&self) -> usize {
-        self.queue.len() + self.lanes.len()
+        self.queue.len() + self.lanes.n
     }
 
     /// Schedules `event` at absolute time `at` (clamped to now: never in the past).
@@ -144,23 +201,12 @@ impl<Q: EventQueue> Scheduler<Q> {
         let time = at.max(self.now);
         let seq = self.seq;
         self.seq += 1;
-        let e = Entry {
-            time,
-            seq,
-            event: Event::new(Target::LinkArrival(link), 0),
-        };
-        if self.lanes.len() < LANES {
-            // Sorted by decreasing key: shift the entries earlier than `e` up by one
-            // (by hand: the list is short and a library insert calls `memmove`).
-            self.lanes.push(e);
-            let mut i = self.lanes.len() - 1;
-            while i > 0 && (self.lanes[i - 1].time, self.lanes[i - 1].seq) < (time, seq) {
-                self.lanes[i] = self.lanes[i - 1];
-                i -= 1;
-            }
-            self.lanes[i] = e;
-        } else {
-            self.queue.push(e);
+        if !self.lanes.insert_arrival(time, seq, link) {
+            self.queue.push(Entry {
+                time,
+                seq,
+                event: Event::new(Target::LinkArrival(link), 0),
+            });
         }
         EventId(seq)
     }

@@ -87,6 +87,10 @@ fn count_marked(
     marks: u16,
     size: u32,
 ) {
+    // Slots are taken in order and never given back: an unused first slot means none.
+    if counted[0].1 == 0 {
+        return;
+    }
     for (i, &(_, m)) in counted.iter().enumerate() {
         if m != 0 && marks & m == m {
             st.tx_bytes_marked[i] += size as u64;
@@ -933,14 +937,16 @@ impl Network {
         }
     }
 
-    /// Handles the arrival of the head in-flight packet at the far end of `link`; returns
-    /// the packet and the node it reached.
+    /// Handles the arrival of the head in-flight packet at the far end of `link` (the
+    /// node [`Network::arriving`] names); returns the packet. (Not as a pair with the
+    /// node: measured, the pair's layout made every arrival copy the packet in pieces
+    /// that stall when read back.)
     #[inline]
     pub fn link_arrival<Q: crate::engine::EventQueue>(
         &mut self,
         link: LinkId,
         sched: &mut Scheduler<Q>,
-    ) -> (NodeId, Packet) {
+    ) -> Packet {
         let l = &mut self.links[link as usize];
         let (_, pkt) = l
             .in_flight
@@ -949,8 +955,32 @@ impl Network {
         if let Some(&(t, _)) = l.in_flight.front() {
             sched.arrival_at(t, link);
         }
+        pkt
+    }
 
+    /// The packet at the head of `link`'s in-flight list (the next to arrive) and the
+    /// node it arrives at, for a look before [`Network::link_arrival`] or
+    /// [`Network::drop_arrival`].
+    #[inline]
+    pub fn arriving(&self, link: LinkId) -> (NodeId, &Packet) {
+        let l = &self.links[link as usize];
+        let (_, pkt) = l.in_flight.front().expect("arrival with nothing in flight");
         (l.to, pkt)
+    }
+
+    /// [`Network::link_arrival`] for a packet whose arrival was fully handled by looking
+    /// at it ([`Network::arriving`]): it leaves the list without being moved.
+    #[inline]
+    pub fn drop_arrival<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let l = &mut self.links[link as usize];
+        l.in_flight.pop_front();
+        if let Some(&(t, _)) = l.in_flight.front() {
+            sched.arrival_at(t, link);
+        }
     }
 
     /// Brings every link's counters up to `now` (before reading statistics).

@@ -202,8 +202,17 @@ impl Link {
 
     /// Accounts, in start order, every fast-path packet whose transmission started by
     /// `now`: counters, queue average. Cheap when there is nothing to do.
-    #[inline]
+    #[inline(always)]
     pub fn settle(&mut self, now: Time) {
+        if self.ledger.front().is_some_and(|d| d.start <= now) {
+            self.settle_started(now);
+        }
+    }
+
+    /// [`Link::settle`] when at least one packet has started (out of line: a port
+    /// without a queue has nothing to settle).
+    #[inline(never)]
+    fn settle_started(&mut self, now: Time) {
         while let Some(d) = self.ledger.front().copied() {
             if d.start > now {
                 break;

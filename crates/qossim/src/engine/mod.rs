@@ -10,7 +10,7 @@ pub mod queue;
 pub use queue::{BinaryHeapQueue, DefaultQueue, Entry, EventQueue, RadixHeapQueue, WheelQueue};
 
 use crate::time::Time;
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 /// The component an event is addressed to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,10 +73,72 @@ pub struct Scheduler<Q: EventQueue = DefaultQueue> {
     lanes: Held,
     /// Events whose times came in order, in lists beside the queue (see
     /// [`Scheduler::at`]); each list is sorted by `(time, seq)` by construction.
-    fifos: [VecDeque<Entry>; FIFOS],
+    fifos: [Ring; FIFOS],
 }
 
-/// How many in-order lists of events the scheduler keeps beside its queue.
+/// A first-in first-out list of entries in a ring of power-of-two size.
+#[derive(Default)]
+struct Ring {
+    buf: Vec<Entry>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    #[inline]
+    fn front(&self) -> Option<&Entry> {
+        (self.len > 0).then(|| &self.buf[self.head])
+    }
+
+    /// The time of the last entry.
+    #[inline]
+    fn last_time(&self) -> Option<Time> {
+        (self.len > 0).then(|| self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)].time)
+    }
+
+    #[inline]
+    fn push_back(&mut self, time: Time, seq: u64, event: Event) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        // Field by field: an entry built whole on the stack is read back before its parts
+        // are stored (a stall per event).
+        let i = (self.head + self.len) & (self.buf.len() - 1);
+        let x = &mut self.buf[i];
+        x.time = time;
+        x.seq = seq;
+        x.event = event;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<Entry> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.buf[self.head];
+        self.head = (self.head + 1) & (self.buf.len() - 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// Doubles the ring (at least 16 entries), entries in order from index 0.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (2 * self.buf.len()).max(16);
+        let mut buf = Vec::with_capacity(cap);
+        let n = self.buf.len();
+        for i in 0..self.len {
+            buf.push(self.buf[(self.head + i) & (n - 1)]);
+        }
+        buf.resize(cap, Held::EMPTY);
+        self.buf = buf;
+        self.head = 0;
+    }
+}
+
+/// How many in-order lists of events the scheduler keeps beside its queue (two: see
+/// [`Scheduler::at`], which is written for two).
 pub const FIFOS: usize = 2;
 
 /// Up to [`LANES`] entries sorted by decreasing `(time, seq)`, in place.
@@ -184,7 +246,7 @@ impl<Q: EventQueue> Scheduler<Q> {
 
     /// Number of pending events (cancelled ones still counted until they surface).
     pub fn pending(&self) -> usize {
-        self.queue.len() + self.lanes.n + self.fifos.iter().map(VecDeque::len).sum::<usize>()
+        self.queue.len() + self.lanes.n + self.fifos.iter().map(|f| f.len).sum::<usize>()
     }
 
     /// Schedules `event` at absolute time `at` (clamped to now: never in the past).
@@ -201,27 +263,21 @@ impl<Q: EventQueue> Scheduler<Q> {
         let time = at.max(self.now);
         let seq = self.seq;
         self.seq += 1;
-        let e = Entry { time, seq, event };
-        let mut fit: Option<(usize, Time)> = None;
-        let mut empty = None;
-        for (i, f) in self.fifos.iter().enumerate() {
-            match f.back() {
-                Some(b) if b.time <= time => {
-                    if fit.is_none_or(|(_, t)| b.time > t) {
-                        fit = Some((i, b.time));
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if empty.is_none() {
-                        empty = Some(i);
-                    }
-                }
-            }
-        }
-        match fit.map(|f| f.0).or(empty) {
-            Some(i) => self.fifos[i].push_back(e),
-            None => self.queue.push(e),
+        // The list whose last event is the latest not after `time` (the first on a tie),
+        // else the first empty one.
+        let fits = |t: Option<Time>| t.is_some_and(|t| t <= time);
+        let (a, b) = (self.fifos[0].last_time(), self.fifos[1].last_time());
+        let pick = match (fits(a), fits(b)) {
+            (true, true) => Some(usize::from(b > a)),
+            (true, false) => Some(0),
+            (false, true) => Some(1),
+            (false, false) if a.is_none() => Some(0),
+            (false, false) if b.is_none() => Some(1),
+            (false, false) => None,
+        };
+        match pick {
+            Some(i) => self.fifos[i].push_back(time, seq, event),
+            None => self.queue.push(Entry { time, seq, event }),
         }
         EventId(seq)
     }
@@ -330,7 +386,7 @@ impl<Q: EventQueue> Scheduler<Q> {
     /// Time of the next pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
         let held = self.lanes.last().into_iter();
-        let listed = self.fifos.iter().filter_map(VecDeque::front);
+        let listed = self.fifos.iter().filter_map(Ring::front);
         let first = held.chain(listed).map(|e| e.time).min();
         match (self.queue.peek_time(), first) {
             (Some(q), Some(f)) => Some(q.min(f)),

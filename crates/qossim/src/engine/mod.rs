@@ -96,6 +96,12 @@ impl Ring {
         (self.len > 0).then(|| self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)].time)
     }
 
+    /// True when the ring takes no more entries (see [`RING_MAX`]).
+    #[inline]
+    fn full(&self) -> bool {
+        self.len >= RING_MAX
+    }
+
     #[inline]
     fn push_back(&mut self, time: Time, seq: u64, event: Event) {
         if self.len == self.buf.len() {
@@ -136,6 +142,12 @@ impl Ring {
         self.head = 0;
     }
 }
+
+/// How many events an in-order list holds at most (2 MiB); further ones go to the queue.
+/// The queue keeps the storage it grew once, so with a million timers that all came in
+/// order, unbounded lists would hold a second copy of what the queue held at the start
+/// (measured: 231 MiB instead of 177 MiB for a million running flows).
+pub const RING_MAX: usize = 1 << 16;
 
 /// How many in-order lists of events the scheduler keeps beside its queue (two: see
 /// [`Scheduler::at`], which is written for two).
@@ -267,7 +279,8 @@ impl<Q: EventQueue> Scheduler<Q> {
         // else the first empty one.
         let fits = |t: Option<Time>| t.is_some_and(|t| t <= time);
         let (a, b) = (self.fifos[0].last_time(), self.fifos[1].last_time());
-        let pick = match (fits(a), fits(b)) {
+        let (full_a, full_b) = (self.fifos[0].full(), self.fifos[1].full());
+        let pick = match (fits(a) && !full_a, fits(b) && !full_b) {
             (true, true) => Some(usize::from(b > a)),
             (true, false) => Some(0),
             (false, true) => Some(1),
@@ -560,6 +573,29 @@ mod tests {
         );
         assert!(plain.iter().all(|e| !matches!(e.2, Target::Run(_))));
         assert!(plain.iter().filter(|e| e.3 == 9).count() > 2000);
+    }
+
+    /// In-order lists stop at [`RING_MAX`] events; the rest wait in the queue, and the
+    /// order is still the keys'.
+    #[test]
+    fn in_order_lists_are_bounded() {
+        let mut s = Scheduler::default();
+        let n = 3 * RING_MAX as u64;
+        for i in 0..n {
+            s.at(10 + i / 3, Event::new(Target::Agent(i as u32), 0));
+        }
+        assert!(s.fifos.iter().all(|f| f.len <= RING_MAX));
+        assert_eq!(s.fifos[0].len, RING_MAX);
+        assert_eq!(s.pending() as u64, n);
+        let mut last = (0, 0);
+        let mut count = 0;
+        while let Some(e) = s.pop_next() {
+            assert!((e.time, e.seq) > last || count == 0);
+            assert_eq!(e.event.target, Target::Agent(e.seq as u32));
+            last = (e.time, e.seq);
+            count += 1;
+        }
+        assert_eq!(count, n);
     }
 
     /// Whatever holds an event (the queue, the held arrivals, an in-order list), the

@@ -208,7 +208,7 @@ impl Held {
 }
 
 /// How many link-arrival events the scheduler holds beside its queue.
-pub const LANES: usize = 8;
+pub const LANES: usize = 16;
 
 /// Events of one kind at one time for a list of agents, with consecutive sequence
 /// numbers from `first_seq`: 4 bytes per event instead of a queue entry each.

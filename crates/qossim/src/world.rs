@@ -182,7 +182,7 @@ impl Flows {
         }
     }
     /// Counts a packet delivered to its destination agent.
-    #[inline]
+    #[inline(always)]
     pub fn delivered(&mut self, pkt: &Packet, now: Time) {
         let r = &mut self.recs[pkt.flow as usize];
         r.rx_pkts += 1;

@@ -82,6 +82,10 @@ struct Ring {
     buf: Vec<Entry>,
     head: usize,
     len: usize,
+    /// The time of the last entry pushed.
+    last: Time,
+    /// Twice as far ahead of the clock as the last entry was when it was pushed.
+    reach: Time,
 }
 
 impl Ring {
@@ -90,20 +94,17 @@ impl Ring {
         (self.len > 0).then(|| &self.buf[self.head])
     }
 
-    /// The time of the last entry.
+    /// True when an event at `time`, `lead` ahead of the clock, may join as far as order
+    /// and distance go: the last event pushed is not later, and the new one is at most
+    /// twice as far ahead as that one was (see [`Scheduler::at`]). An emptied ring still
+    /// answers for its last event, which does no harm: it may take any event.
     #[inline]
-    fn last_time(&self) -> Option<Time> {
-        (self.len > 0).then(|| self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)].time)
-    }
-
-    /// True when the ring takes no more entries (see [`RING_MAX`]).
-    #[inline]
-    fn full(&self) -> bool {
-        self.len >= RING_MAX
+    fn takes(&self, time: Time, lead: Time) -> bool {
+        self.last <= time && lead <= self.reach
     }
 
     #[inline]
-    fn push_back(&mut self, time: Time, seq: u64, event: Event) {
+    fn push_back(&mut self, time: Time, seq: u64, event: Event, lead: Time) {
         if self.len == self.buf.len() {
             self.grow();
         }
@@ -115,6 +116,8 @@ impl Ring {
         x.seq = seq;
         x.event = event;
         self.len += 1;
+        self.last = time;
+        self.reach = lead.saturating_mul(2);
     }
 
     #[inline]
@@ -148,6 +151,10 @@ impl Ring {
 /// order, unbounded lists would hold a second copy of what the queue held at the start
 /// (measured: 231 MiB instead of 177 MiB for a million running flows).
 pub const RING_MAX: usize = 1 << 16;
+
+/// The most events an in-order list that takes no more gives to the queue to start
+/// again with a new one (see [`Scheduler::at`]).
+pub const EVICT_MAX: usize = 16;
 
 /// How many in-order lists of events the scheduler keeps beside its queue (two: see
 /// [`Scheduler::at`], which is written for two).
@@ -275,24 +282,46 @@ impl<Q: EventQueue> Scheduler<Q> {
         let time = at.max(self.now);
         let seq = self.seq;
         self.seq += 1;
-        // The list whose last event is the latest not after `time` (the first on a tie),
-        // else the first empty one.
-        let fits = |t: Option<Time>| t.is_some_and(|t| t <= time);
-        let (a, b) = (self.fifos[0].last_time(), self.fifos[1].last_time());
-        let (full_a, full_b) = (self.fifos[0].full(), self.fifos[1].full());
-        let pick = match (fits(a) && !full_a, fits(b) && !full_b) {
-            (true, true) => Some(usize::from(b > a)),
-            (true, false) => Some(0),
-            (false, true) => Some(1),
-            (false, false) if a.is_none() => Some(0),
-            (false, false) if b.is_none() => Some(1),
-            (false, false) => None,
-        };
-        match pick {
-            Some(i) => self.fifos[i].push_back(time, seq, event),
-            None => self.queue.push(Entry { time, seq, event }),
+        // A list takes an event not earlier than its last one and at most twice as far
+        // ahead of the clock as that one was: each periodic timer lands just after the
+        // last of its kind, while one far ahead (the end of a silence, a timeout, the end
+        // of the warm-up) goes elsewhere instead of closing the list to the periodic
+        // ones until it fires. Of two lists that take it, the one whose last event is
+        // latest (the first on a tie); see `at_no_list` for the rest. Which list an
+        // event joins changes only the cost, never the order.
+        let lead = time - self.now;
+        let (ta, tb) = (
+            self.fifos[0].takes(time, lead),
+            self.fifos[1].takes(time, lead),
+        );
+        let i = usize::from(tb & (!ta | (self.fifos[1].last > self.fifos[0].last)));
+        if (ta | tb) && self.fifos[i].len < RING_MAX {
+            self.fifos[i].push_back(time, seq, event, lead);
+        } else {
+            self.at_no_list(time, seq, event, lead);
         }
         EventId(seq)
+    }
+
+    /// [`Scheduler::at`] when no in-order list takes the event: the shorter list (the
+    /// second on a tie, which leaves a single periodic stream in the first, the one the
+    /// scheduler reads first), if it holds at most [`EVICT_MAX`] events, gives them to
+    /// the queue and starts with this one; else the queue takes it. An event moves from
+    /// a list to the queue at most once, so this costs at most one more queue insertion
+    /// per event, and a list blocked by a few events far ahead is soon freed.
+    #[cold]
+    #[inline(never)]
+    fn at_no_list(&mut self, time: Time, seq: u64, event: Event, lead: Time) {
+        let i = usize::from(self.fifos[1].len <= self.fifos[0].len);
+        let r = &mut self.fifos[i];
+        if r.len > EVICT_MAX {
+            self.queue.push(Entry { time, seq, event });
+            return;
+        }
+        while let Some(e) = r.pop_front() {
+            self.queue.push(e);
+        }
+        r.push_back(time, seq, event, lead);
     }
 
     /// Schedules the arrival of the head of `link`'s in-flight list at `at`: exactly
@@ -411,24 +440,31 @@ impl<Q: EventQueue> Scheduler<Q> {
     /// in-order lists, unless it is later than `end`.
     #[inline]
     fn take_next(&mut self, end: Time) -> Option<Entry> {
-        // Where the smallest key outside the queue is: FIFOS for the held arrivals.
+        // Where the smallest key outside the queue is: FIFOS for the held arrivals. Keys
+        // compared as one number each, time above sequence.
+        let key = |e: &Entry| (u128::from(e.time) << 64) | u128::from(e.seq);
         let mut from = None;
-        let mut best = (Time::MAX, u64::MAX);
+        let mut best = u128::MAX;
         if let Some(l) = self.lanes.last() {
-            best = (l.time, l.seq);
+            best = key(l);
             from = Some(FIFOS);
         }
         for (i, f) in self.fifos.iter().enumerate() {
             if let Some(f) = f.front() {
-                if (f.time, f.seq) < best {
-                    best = (f.time, f.seq);
+                let k = key(f);
+                if k < best {
+                    best = k;
                     from = Some(i);
                 }
             }
         }
         if let Some(i) = from {
-            if self.queue.peek_key().is_none_or(|k| best < k) {
-                if best.0 > end {
+            if self
+                .queue
+                .peek_key()
+                .is_none_or(|(t, s)| best < (u128::from(t) << 64) | u128::from(s))
+            {
+                if (best >> 64) as Time > end {
                     return None;
                 }
                 return if i == FIFOS {
@@ -596,6 +632,52 @@ mod tests {
             count += 1;
         }
         assert_eq!(count, n);
+    }
+
+    /// Periodic timers stay in the in-order lists while timers far ahead of them (the
+    /// end of a silence, the end of a warm-up) are scheduled among them: under a rule
+    /// that let a list take any later event, one far timer in each list would send every
+    /// periodic one to the queue until it fired.
+    #[test]
+    fn a_timer_far_ahead_leaves_the_lists_to_periodic_ones() {
+        let mut s = Scheduler::default();
+        let mut rng = crate::rng::Rng::from_seed(3);
+        let period = 1_000_000;
+        let n = 100u32;
+        let far = Target::Agent(n);
+        s.at(500 * period, Event::new(far, 0));
+        for a in 0..n {
+            s.at(rng.below(period), Event::new(Target::Agent(a), 0));
+        }
+        let mut far_pending = 1;
+        let mut worst = 0;
+        for popped in 0..200 * n {
+            let e = s.pop_next().expect("periodic timers never stop");
+            if e.event.target == far {
+                far_pending -= 1;
+                continue;
+            }
+            s.after(period, e.event);
+            if rng.below(20) == 0 {
+                s.after(100 * period + rng.below(period), Event::new(far, 0));
+                far_pending += 1;
+            }
+            if popped >= 2 * n {
+                // Periodic timers not held in a list.
+                let listed = s
+                    .fifos
+                    .iter()
+                    .flat_map(|f| (0..f.len).map(|i| f.buf[(f.head + i) & (f.buf.len() - 1)]))
+                    .filter(|e| e.event.target != far)
+                    .count();
+                worst = worst.max(n as usize - listed);
+            }
+        }
+        assert!(far_pending > 50, "{far_pending} far timers pending");
+        assert!(
+            worst <= 2 * EVICT_MAX,
+            "{worst} periodic timers in the queue"
+        );
     }
 
     /// Whatever holds an event (the queue, the held arrivals, an in-order list), the

@@ -270,13 +270,15 @@ impl<Q: EventQueue> Scheduler<Q> {
 
     /// Schedules `event` at absolute time `at` (clamped to now: never in the past).
     ///
-    /// An event not earlier than the last one of an in-order list joins that list (the
-    /// one whose last event is latest, or else an empty one) instead of the queue: its
-    /// sequence number is larger than any before it, so the list stays sorted, and the
-    /// scheduler serves the smallest `(time, seq)` of the lists, the held arrivals and
-    /// the queue. Timers re-armed by a constant period (every CBR source) all come in
-    /// order and never touch the queue; a list costs a few instructions per event where
-    /// the queue costs about a hundred. Order and ids are exactly those of the queue.
+    /// An event not earlier than the last one of an in-order list, and at most twice as
+    /// far ahead of the clock as that one was, joins that list instead of the queue (of
+    /// two such lists, the one whose last event is latest): its sequence number is larger
+    /// than any before it, so the list stays sorted, and the scheduler serves the
+    /// smallest `(time, seq)` of the lists, the held arrivals and the queue. Timers
+    /// re-armed by a constant period (every CBR or on-off source while on) come in order
+    /// and never touch the queue; a list costs a few instructions per event where the
+    /// queue costs about a hundred. Other events go to a short list emptied into the
+    /// queue for them, or to the queue. Order and ids are exactly those of the queue.
     #[inline]
     pub fn at(&mut self, at: Time, event: Event) -> EventId {
         let time = at.max(self.now);

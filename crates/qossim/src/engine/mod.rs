@@ -284,13 +284,10 @@ impl<Q: EventQueue> Scheduler<Q> {
         let time = at.max(self.now);
         let seq = self.seq;
         self.seq += 1;
-        // A list takes an event not earlier than its last one and at most twice as far
-        // ahead of the clock as that one was: each periodic timer lands just after the
-        // last of its kind, while one far ahead (the end of a silence, a timeout, the end
-        // of the warm-up) goes elsewhere instead of closing the list to the periodic
-        // ones until it fires. Of two lists that take it, the one whose last event is
-        // latest (the first on a tie); see `at_no_list` for the rest. Which list an
-        // event joins changes only the cost, never the order.
+        // The distance rule keeps a timer far ahead (the end of a silence, a timeout,
+        // the end of the warm-up) out of the list the periodic ones use: there it would
+        // close the list to them until it fired. On a tie of last times, the first list.
+        // Which list holds an event changes only the cost, never the order.
         let lead = time - self.now;
         let (ta, tb) = (
             self.fifos[0].takes(time, lead),
@@ -442,18 +439,16 @@ impl<Q: EventQueue> Scheduler<Q> {
     /// in-order lists, unless it is later than `end`.
     #[inline(always)]
     fn take_next(&mut self, end: Time) -> Option<Entry> {
-        // Where the smallest key outside the queue is: FIFOS for the held arrivals. Keys
-        // compared as one number each, time above sequence.
-        let key = |e: &Entry| (u128::from(e.time) << 64) | u128::from(e.seq);
+        // Where the smallest key outside the queue is: FIFOS for the held arrivals.
         let mut from = None;
         let mut best = u128::MAX;
         if let Some(l) = self.lanes.last() {
-            best = key(l);
+            best = l.key();
             from = Some(FIFOS);
         }
         for (i, f) in self.fifos.iter().enumerate() {
             if let Some(f) = f.front() {
-                let k = key(f);
+                let k = f.key();
                 if k < best {
                     best = k;
                     from = Some(i);

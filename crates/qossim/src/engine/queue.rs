@@ -22,8 +22,9 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The `(time, seq)` key as one number, time above sequence.
     #[inline]
-    fn key(&self) -> u128 {
+    pub(crate) fn key(&self) -> u128 {
         ((self.time as u128) << 64) | self.seq as u128
     }
 }

@@ -459,7 +459,7 @@ impl<Q: EventQueue> Scheduler<Q> {
             if self
                 .queue
                 .peek_key()
-                .is_none_or(|(t, s)| best < (u128::from(t) << 64) | u128::from(s))
+                .is_none_or(|(t, s)| best < queue::key_of(t, s))
             {
                 if (best >> 64) as Time > end {
                     return None;

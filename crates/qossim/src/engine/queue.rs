@@ -25,8 +25,14 @@ impl Entry {
     /// The `(time, seq)` key as one number, time above sequence.
     #[inline]
     pub(crate) fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+        key_of(self.time, self.seq)
     }
+}
+
+/// A `(time, seq)` key as one number, time above sequence.
+#[inline(always)]
+pub(crate) fn key_of(time: Time, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
 }
 
 /// A priority queue of events, smallest `(time, seq)` first.

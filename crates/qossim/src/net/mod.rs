@@ -125,6 +125,12 @@ pub struct Link {
     busy: bool,
     wake_pending: bool,
     in_flight: VecDeque<(Time, Packet)>,
+    /// Packets on the wire to a plain sink at the far end, counted as delivered when the
+    /// run passes their arrival, without an event (see [`Landing`]); in arrival order.
+    pub(crate) landing: VecDeque<(Time, Packet)>,
+    /// Packets for a plain sink at the far end may land without an event: the far end
+    /// has no taps and the shortcuts are on.
+    lands: bool,
     /// FIFO fast path: the tail-drop limit, when the discipline is a plain FIFO and no
     /// hook needs departure calls.
     fast: Option<Limit>,
@@ -250,7 +256,7 @@ impl Link {
     }
     /// Packets currently propagating on the wire.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight.len() + self.landing.len()
     }
 
     /// Shows `f` every packet this link holds: waiting in its queue, being sent or
@@ -260,7 +266,7 @@ impl Link {
         if self.fast.is_none() {
             self.qdisc.for_each_queued(f);
         }
-        for (_, p) in &self.in_flight {
+        for (_, p) in self.in_flight.iter().chain(&self.landing) {
             f(p);
         }
     }
@@ -357,6 +363,105 @@ pub struct Network {
     port_tracers: Vec<Option<SharedTracer>>,
     /// True when some port is traced.
     traced: bool,
+    /// Deliveries to plain sinks made without an event.
+    pub(crate) landing: Landing,
+}
+
+/// Deliveries to plain sinks without an event. A packet that goes on the wire of a link
+/// whose far end is its destination, with no taps there, for an agent that only counts
+/// what it receives ([`crate::world::Agent::only_counts_deliveries`]), is kept in that
+/// link's landing list instead of its in-flight list: no arrival event is scheduled. The
+/// world counts it (`Flows::delivered`) before running the first event whose key
+/// (time, sequence number) comes after the packet's arrival key (arrival time,
+/// [`Packet::tie`]) — where its arrival event would have run — and at the end of a run.
+/// Counting a delivery touches only counters that add up in any order, and every
+/// reader of them is an event, so the results are exactly those of the arrival events.
+pub struct Landing {
+    /// Bit `i` set while agent `i` exists and only counts what it receives.
+    counting: Vec<u64>,
+    /// Links whose landing list is not empty, in no particular order.
+    pub(crate) links: Vec<LinkId>,
+    /// The smallest arrival key among the landing lists (`u128::MAX` when all are empty).
+    pub(crate) next: u128,
+}
+
+/// The key that orders an arrival at `time` with tie `tie` among events.
+#[inline(always)]
+pub(crate) fn arrival_key(time: Time, tie: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(tie)
+}
+
+impl Default for Landing {
+    fn default() -> Self {
+        Landing {
+            counting: Vec::new(),
+            links: Vec::new(),
+            next: u128::MAX,
+        }
+    }
+}
+
+impl Landing {
+    /// True if `id` is a live agent that only counts the packets it receives.
+    #[inline]
+    pub fn counts(&self, id: AgentId) -> bool {
+        let i = id as usize;
+        self.counting
+            .get(i >> 6)
+            .is_some_and(|w| w >> (i & 63) & 1 == 1)
+    }
+
+    /// Records whether agent `id` only counts what it receives (false once stopped).
+    pub(crate) fn set_counts(&mut self, id: AgentId, counts: bool) {
+        let i = id as usize;
+        if counts {
+            if self.counting.len() <= i >> 6 {
+                self.counting.resize((i >> 6) + 1, 0);
+            }
+            self.counting[i >> 6] |= 1 << (i & 63);
+        } else if let Some(w) = self.counting.get_mut(i >> 6) {
+            *w &= !(1 << (i & 63));
+        }
+    }
+
+    /// True if `pkt`, about to go on `l`'s wire for `tx` of transmission, lands there.
+    #[inline(always)]
+    fn takes(&self, l: &Link, pkt: &Packet, tx: Time) -> bool {
+        // A transmission of zero length could give two packets of the list one arrival
+        // time, out of key order.
+        l.lands && pkt.dst == l.to && tx > 0 && self.counts(pkt.dst_agent)
+    }
+
+    /// Puts `pkt`, arriving at `arrive`, on `l`'s wire: on its landing list if it lands
+    /// there (see [`Landing`]), else on its in-flight list, its arrival event scheduled
+    /// if it is the head. (One push for both lists, so that it is inlined.)
+    #[inline(always)]
+    fn put_on_wire<Q: crate::engine::EventQueue>(
+        &mut self,
+        l: &mut Link,
+        id: LinkId,
+        arrive: Time,
+        tx: Time,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let list = if self.takes(l, &pkt, tx) {
+            if l.landing.is_empty() {
+                self.links.push(id);
+            }
+            let k = arrival_key(arrive, pkt.tie);
+            if k < self.next {
+                self.next = k;
+            }
+            &mut l.landing
+        } else {
+            if l.in_flight.is_empty() {
+                sched.arrival_at(arrive, pkt.tie, id);
+            }
+            &mut l.in_flight
+        };
+        list.push_back((arrive, pkt));
+    }
 }
 
 impl Network {
@@ -412,6 +517,8 @@ impl Network {
             busy: false,
             wake_pending: false,
             in_flight: VecDeque::new(),
+            landing: VecDeque::new(),
+            lands: !self.no_fast_path && self.nodes[to as usize].taps.is_empty(),
             fast: None,
             hooks_seen: 0,
             busy_until: 0,
@@ -476,6 +583,14 @@ impl Network {
         self.no_fast_path = true;
         for l in 0..self.links.len() {
             self.refresh_fast_path(l as LinkId);
+            self.links[l].lands = false;
+        }
+    }
+
+    /// Stops packets from landing without an event at `node` (it gained a tap).
+    pub(crate) fn tapped(&mut self, node: NodeId) {
+        for l in self.links.iter_mut().filter(|l| l.to == node) {
+            l.lands = false;
         }
     }
 
@@ -690,13 +805,28 @@ impl Network {
             self.deferred.push_back((link, pkt));
             return;
         }
-        self.enqueue(link, pkt, sched);
+        self.offer(link, pkt, sched);
     }
 
-    /// Offers a packet to a link's output port: hooks, then the queue discipline, then
-    /// transmission if the link is idle.
+    /// Offers a packet entering the network here to a link's output port: it draws the
+    /// packet's [`Packet::tie`], then [`Network::offer`]. For agents that put packets
+    /// on a link themselves (a ring station's transit and control frames).
     #[inline]
     pub fn enqueue<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        mut pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        pkt.tie = sched.draw();
+        self.offer(link, pkt, sched);
+    }
+
+    /// Offers a packet already in the network (its [`Packet::tie`] drawn) to a link's
+    /// output port: hooks, then the queue discipline, then transmission if the link is
+    /// idle.
+    #[inline]
+    pub fn offer<Q: crate::engine::EventQueue>(
         &mut self,
         link: LinkId,
         pkt: Packet,
@@ -735,6 +865,7 @@ impl Network {
     ) {
         let now = sched.now();
         let l = &mut self.links[link as usize];
+        let land = &mut self.landing;
         let tr = if TRACE {
             self.port_tracers[link as usize].as_ref()
         } else {
@@ -766,7 +897,7 @@ impl Network {
             }
         }
         if let Some(limit) = l.fast {
-            Self::fast_enqueue::<Q, TRACE>(l, link, limit, pkt, sched, tr);
+            Self::fast_enqueue::<Q, TRACE>(l, link, limit, pkt, sched, tr, land);
             return;
         }
         if !l.busy && !l.wake_pending && l.qdisc.is_empty() && l.qdisc.fifo_limit().is_some() {
@@ -775,10 +906,10 @@ impl Network {
             l.qdisc.enqueue(pkt, now, &mut DropLog::default());
             if l.qdisc.is_empty() {
                 // The limit is zero: hand the packet over directly.
-                Self::transmit::<Q, TRACE>(l, link, pkt, sched, tr);
+                Self::transmit::<Q, TRACE>(l, link, pkt, sched, tr, land);
                 return;
             }
-            Self::start_tx::<Q, TRACE>(l, link, sched, tr);
+            Self::start_tx::<Q, TRACE>(l, link, sched, tr, land);
             return;
         }
         l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
@@ -792,7 +923,7 @@ impl Network {
             l.stats.queue_max = waiting;
         }
         if !l.busy {
-            Self::start_tx::<Q, TRACE>(l, link, sched, tr);
+            Self::start_tx::<Q, TRACE>(l, link, sched, tr, land);
         }
     }
 
@@ -806,6 +937,7 @@ impl Network {
         pkt: Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         let now = sched.now();
         let start = l.busy_until.max(now);
@@ -820,7 +952,8 @@ impl Network {
                 return;
             }
         }
-        let done = start + tx_time(pkt.size, l.rate_bps);
+        let tx = tx_time(pkt.size, l.rate_bps);
+        let done = start + tx;
         if TRACE {
             transmitted(tr, start, done + l.delay, &pkt, id, (l.from, l.to));
         }
@@ -847,10 +980,7 @@ impl Network {
             count_marked(&l.counted, st, d.marks, d.size);
         }
         let arrive = done + l.delay;
-        if l.in_flight.is_empty() {
-            sched.arrival_at(arrive, id);
-        }
-        l.in_flight.push_back((arrive, pkt));
+        land.put_on_wire(l, id, arrive, tx, pkt, sched);
     }
 
     #[inline]
@@ -859,10 +989,11 @@ impl Network {
         id: LinkId,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         let now = sched.now();
         match l.qdisc.dequeue_with_drops(now, &mut l.stats.drops) {
-            Dequeue::Packet(pkt) => Self::transmit::<Q, TRACE>(l, id, pkt, sched, tr),
+            Dequeue::Packet(pkt) => Self::transmit::<Q, TRACE>(l, id, pkt, sched, tr, land),
             // Head drops may have emptied the queue.
             Dequeue::Empty => l.stats.queue_avg.set(now, l.qdisc.len() as f64),
             Dequeue::Until(t) => {
@@ -882,6 +1013,7 @@ impl Network {
         pkt: Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         let now = sched.now();
         l.stats.queue_avg.set(now, l.qdisc.len() as f64);
@@ -894,7 +1026,8 @@ impl Network {
         l.stats.tx_bytes += pkt.size as u64;
         l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
         count_marked(&l.counted, &mut l.stats, pkt.marks, pkt.size);
-        let done = now + tx_time(pkt.size, l.rate_bps);
+        let tx = tx_time(pkt.size, l.rate_bps);
+        let done = now + tx;
         if TRACE {
             transmitted(tr, now, done + l.delay, &pkt, id, (l.from, l.to));
         }
@@ -902,10 +1035,7 @@ impl Network {
         l.busy_until = done;
         sched.at(done, Event::new(Target::Port(id), 0));
         let arrive = done + l.delay;
-        if l.in_flight.is_empty() {
-            sched.arrival_at(arrive, id);
-        }
-        l.in_flight.push_back((arrive, pkt));
+        land.put_on_wire(l, id, arrive, tx, pkt, sched);
     }
 
     /// [`Network::start_tx`] at a traced port (out of line).
@@ -916,9 +1046,10 @@ impl Network {
         id: LinkId,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         set_now(tr, sched.now());
-        Self::start_tx::<Q, true>(l, id, sched, tr);
+        Self::start_tx::<Q, true>(l, id, sched, tr, land);
     }
 
     /// Handles a port event: end of a transmission (`kind` 0) or a queue discipline's
@@ -939,9 +1070,9 @@ impl Network {
         if !l.busy {
             if self.traced && self.port_tracers[link as usize].is_some() {
                 let tr = self.port_tracers[link as usize].as_ref();
-                Self::start_tx_traced(l, link, sched, tr);
+                Self::start_tx_traced(l, link, sched, tr, &mut self.landing);
             } else {
-                Self::start_tx::<Q, false>(l, link, sched, None);
+                Self::start_tx::<Q, false>(l, link, sched, None, &mut self.landing);
             }
         }
     }
@@ -961,8 +1092,8 @@ impl Network {
             .in_flight
             .pop_front()
             .expect("arrival with nothing in flight");
-        if let Some(&(t, _)) = l.in_flight.front() {
-            sched.arrival_at(t, link);
+        if let Some((t, p)) = l.in_flight.front() {
+            sched.arrival_at(*t, p.tie, link);
         }
         pkt
     }
@@ -987,8 +1118,8 @@ impl Network {
     ) {
         let l = &mut self.links[link as usize];
         l.in_flight.pop_front();
-        if let Some(&(t, _)) = l.in_flight.front() {
-            sched.arrival_at(t, link);
+        if let Some((t, p)) = l.in_flight.front() {
+            sched.arrival_at(*t, p.tie, link);
         }
     }
 

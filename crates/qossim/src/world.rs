@@ -688,8 +688,9 @@ impl World {
                 class,
                 marked,
             } => {
+                let key = self.net.key;
                 let l = &mut self.net.links[link as usize];
-                l.settle(now);
+                l.settle(now, key);
                 let st = &l.stats;
                 let c = if let Some(slot) = marked {
                     st.tx_bytes_marked[slot]
@@ -703,8 +704,9 @@ impl World {
                 d as f64 * 8.0 / secs
             }
             Probe::QueueLength { link } => {
+                let key = self.net.key;
                 let l = &mut self.net.links[link as usize];
-                l.settle(now);
+                l.settle(now, key);
                 l.queue_len() as f64
             }
             Probe::GroupThroughput { group } => {
@@ -765,6 +767,7 @@ impl World {
     fn dispatch(&mut self, time: Time, seq: u64, ev: Event) {
         // Deliveries that land without an event, due before this one.
         let key = arrival_key(time, seq);
+        self.net.key = key;
         if key > self.net.landing.next {
             self.land(key);
         }
@@ -787,6 +790,9 @@ impl World {
         }
         match ev.target {
             Target::Port(l) => self.net.port_event(l, ev.kind, &mut self.sched),
+            Target::LinkArrival(l) if ev.kind != self.net.links[l as usize].gen => {
+                // Its packet was taken back from the wire (see `Network::offer`).
+            }
             Target::LinkArrival(l) => {
                 let (node, head) = self.net.arriving(l);
                 if head.dst == node
@@ -932,6 +938,7 @@ impl World {
     /// event at `end`).
     fn land_through(&mut self, end: Time) {
         let key = end.checked_add(1).map_or(u128::MAX, |t| arrival_key(t, 0));
+        self.net.key = key;
         if key > self.net.landing.next {
             self.land(key);
         }

@@ -194,7 +194,7 @@ impl Held {
     /// Inserts the arrival of `link`'s head at `time` with `seq` in order; false (and
     /// nothing done) when full.
     #[inline]
-    fn insert_arrival(&mut self, time: Time, seq: u64, link: u32) -> bool {
+    fn insert_arrival(&mut self, time: Time, seq: u64, link: u32, kind: u32) -> bool {
         if self.n >= LANES {
             return false;
         }
@@ -210,7 +210,7 @@ impl Held {
         x.time = time;
         x.seq = seq;
         x.event.target = Target::LinkArrival(link);
-        x.event.kind = 0;
+        x.event.kind = kind;
         self.n += 1;
         true
     }
@@ -336,7 +336,8 @@ impl<Q: EventQueue> Scheduler<Q> {
     /// skips the queue, which costs more per event than the list.
     #[inline]
     /// Returns the number it was ordered by (`tie`, or a new one for a hop of zero length).
-    pub fn arrival_at(&mut self, at: Time, tie: u64, link: u32) -> u64 {
+    /// `kind` travels with the event (the network's count of the link's withdrawn heads).
+    pub fn arrival_at(&mut self, at: Time, tie: u64, link: u32, kind: u32) -> u64 {
         let time = at.max(self.now);
         // An arrival at this very instant (a hop of zero length) whose packet entered the
         // network before the running event was scheduled would sort before that event:
@@ -346,11 +347,11 @@ impl<Q: EventQueue> Scheduler<Q> {
         } else {
             tie
         };
-        if !self.lanes.insert_arrival(time, seq, link) {
+        if !self.lanes.insert_arrival(time, seq, link, kind) {
             self.queue.push(Entry {
                 time,
                 seq,
-                event: Event::new(Target::LinkArrival(link), 0),
+                event: Event::new(Target::LinkArrival(link), kind),
             });
         }
         seq
@@ -755,7 +756,7 @@ mod tests {
                                     Some(t) if rng.below(2) == 0 => t,
                                     _ => s.draw(),
                                 };
-                                let seq = s.arrival_at(now + d, tie, l);
+                                let seq = s.arrival_at(now + d, tie, l, 0);
                                 assert!((now + d, seq) > (now, e.seq), "a key went back");
                                 oracle.insert((now + d, seq));
                             }

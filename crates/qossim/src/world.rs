@@ -571,7 +571,7 @@ impl World {
     /// observer, queue discipline, port hook and agent is told.
     fn end_warmup(&mut self) {
         let now = self.sched.now();
-        self.net.settle_all(now);
+        self.net.settle_all(now, self.sched.key());
         for l in self.net.links.iter_mut() {
             l.stats.drops.on_warmup();
             l.qdisc.on_warmup(now);
@@ -688,7 +688,7 @@ impl World {
                 class,
                 marked,
             } => {
-                let key = self.net.key;
+                let key = self.sched.key();
                 let l = &mut self.net.links[link as usize];
                 l.settle(now, key);
                 let st = &l.stats;
@@ -704,7 +704,7 @@ impl World {
                 d as f64 * 8.0 / secs
             }
             Probe::QueueLength { link } => {
-                let key = self.net.key;
+                let key = self.sched.key();
                 let l = &mut self.net.links[link as usize];
                 l.settle(now, key);
                 l.queue_len() as f64
@@ -766,10 +766,11 @@ impl World {
     #[inline(always)]
     fn dispatch(&mut self, time: Time, seq: u64, ev: Event) {
         // Deliveries that land without an event, due before this one.
-        let key = arrival_key(time, seq);
-        self.net.key = key;
-        if key > self.net.landing.next {
-            self.land(key);
+        if time >= (self.net.landing.next >> 64) as Time {
+            let key = arrival_key(time, seq);
+            if key > self.net.landing.next {
+                self.land(key);
+            }
         }
         if let Some(h) = self
             .trace
@@ -938,7 +939,6 @@ impl World {
     /// event at `end`).
     fn land_through(&mut self, end: Time) {
         let key = end.checked_add(1).map_or(u128::MAX, |t| arrival_key(t, 0));
-        self.net.key = key;
         if key > self.net.landing.next {
             self.land(key);
         }
@@ -1004,7 +1004,7 @@ impl World {
     /// or flow.
     pub fn check_invariants(&mut self) -> Vec<String> {
         let now = self.sched.now();
-        self.net.settle_all(now);
+        self.net.settle_all(now, self.sched.key());
         let mut out = Vec::new();
         self.check_flow_conservation(&mut out);
         for l in &self.net.links {
@@ -1076,7 +1076,7 @@ impl World {
     /// `series.NAME.mean`, `agent.NAME.x`) mapped to numbers.
     pub fn summary(&mut self) -> Map<String, Value> {
         let now = self.sched.now();
-        self.net.settle_all(now);
+        self.net.settle_all(now, self.sched.key());
         let measured = to_secs(now.saturating_sub(self.warmup)).max(1e-12);
         let mut m = Map::new();
         m.insert("sim_time_s".into(), json!(to_secs(now)));

@@ -553,6 +553,16 @@ impl<Q: EventQueue> Scheduler<Q> {
         if t > self.now {
             self.now = t;
         }
+        // Everything due by `t` has run.
+        self.cur = u64::MAX;
+    }
+
+    /// The key (time, sequence number) of the event being run, as one number: what
+    /// readers of lazily accounted state settle to. After [`Scheduler::advance_to`], the
+    /// key past every event at the current time.
+    #[inline]
+    pub fn key(&self) -> u128 {
+        (u128::from(self.now) << 64) | u128::from(self.cur)
     }
 }
 

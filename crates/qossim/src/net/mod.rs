@@ -229,9 +229,16 @@ impl Link {
     /// queue average. Cheap when there is nothing to do.
     #[inline(always)]
     pub fn settle(&mut self, now: Time, key: u128) {
-        let due = self.ledger.len() > self.unarrived
-            && self.ledger.front().is_some_and(|d| d.start <= now);
-        if due || (self.unarrived > 0 && self.first_unarrived_key() < key) {
+        let Some(d) = self.ledger.front() else {
+            return;
+        };
+        let due = if self.unarrived == 0 {
+            d.start <= now
+        } else {
+            (self.unarrived < self.ledger.len() && d.start <= now)
+                || self.first_unarrived_key() < key
+        };
+        if due {
             self.settle_started(now, key);
         }
     }
@@ -429,8 +436,6 @@ pub struct Network {
     traced: bool,
     /// Deliveries to plain sinks made without an event.
     pub(crate) landing: Landing,
-    /// The key of the event being run (set by the world): what port readers settle to.
-    pub(crate) key: u128,
     /// Per node: how many links lead into it.
     indegree: Vec<u32>,
 }
@@ -710,7 +715,7 @@ impl Network {
             }
         };
         if l2 != NONE && !(self.traced && self.port_tracers[l2 as usize].is_some()) {
-            let key = self.key;
+            let key = sched.key();
             let l = &mut self.links[l2 as usize];
             // What is due there by now, so that the ledger stays short.
             l.settle(sched.now(), key);
@@ -1089,7 +1094,7 @@ impl Network {
         pkt: Packet,
         sched: &mut Scheduler<Q>,
     ) {
-        let key = self.key;
+        let key = sched.key();
         self.links[link as usize].settle(sched.now(), key);
         if self.links[link as usize].unarrived == 0 {
             return self.offer_port(link, pkt, sched);
@@ -1139,7 +1144,7 @@ impl Network {
         sched: &mut Scheduler<Q>,
     ) {
         let now = sched.now();
-        let key = self.key;
+        let key = sched.key();
         let l = &mut self.links[link as usize];
         let land = &mut self.landing;
         let tr = if TRACE {
@@ -1411,10 +1416,11 @@ impl Network {
         }
     }
 
-    /// Brings every link's counters up to `now` (before reading statistics).
-    pub fn settle_all(&mut self, now: Time) {
+    /// Brings every link's counters up to `now` and the event key `key` (before reading
+    /// statistics; see [`crate::engine::Scheduler::key`]).
+    pub fn settle_all(&mut self, now: Time, key: u128) {
         for l in self.links.iter_mut() {
-            l.settle(now, self.key);
+            l.settle(now, key);
         }
     }
 }

@@ -41,6 +41,9 @@ fn main() {
         at = next;
     }
     let dst = at;
+    if arg("--transit", 1.0) == 0.0 {
+        w.net.disable_fast_paths();
+    }
     let sink = w.add_agent("sink", Box::new(Sink));
     let group = w.flows.add_group("voice");
     let model = std::sync::Arc::new(SourceModel::Cbr {
@@ -71,4 +74,18 @@ fn main() {
         "flows={flows} sim={sim}s delivered_pkts={delivered} wall={wall:.3}s pkts_per_wall_s={}",
         (delivered as f64 / wall) as u64
     );
+    if arg("--summary", 0.0) > 0.0 {
+        let g = &w.flows.groups[group as usize];
+        eprintln!(
+            "rx={} bytes={} mean_delay={:?} events={}",
+            g.rx_pkts,
+            g.rx_bytes,
+            g.delay.mean(),
+            w.sched.processed()
+        );
+        for l in &mut w.net.links {
+            l.settle(secs(sim), ((secs(sim) + 1) as u128) << 64);
+            eprintln!("{} {:?}", l.name, l.stats);
+        }
+    }
 }

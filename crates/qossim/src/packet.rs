@@ -101,6 +101,11 @@ pub struct Packet {
     pub echo: Time,
     /// The typed header's words (see [`Packet::header`]).
     pub hdr: [u64; 2],
+    /// Where this packet's arrivals fall among events at the same instant: a number of
+    /// the scheduler's sequence, drawn when the packet entered the network (set by
+    /// [`crate::world::Ctx::send`] and [`crate::net::Network::enqueue`]; see
+    /// [`crate::engine::Scheduler::arrival_at`]).
+    pub tie: u64,
 }
 
 impl Packet {
@@ -199,8 +204,10 @@ mod tests {
         assert_eq!(p.header::<Verdict>(), None);
     }
 
+    /// Every hop copies the packet; 88 bytes since it carries its own place among
+    /// simultaneous events ([`Packet::tie`]).
     #[test]
     fn packet_stays_small() {
-        assert!(std::mem::size_of::<Packet>() <= 80);
+        assert!(std::mem::size_of::<Packet>() <= 88);
     }
 }

@@ -86,7 +86,8 @@ impl qossim::world::Agent for Stopper {
 }
 
 /// Poisson flows into one sink, stopped halfway: group counts, delays and the event
-/// count, and the conservation check's account of packets lost at the stopped sink.
+/// count (last), and the conservation check's account of packets lost at the stopped
+/// sink.
 fn sink_run(called: bool) -> (Vec<u64>, Vec<String>) {
     use qossim::queue::{DropTail, Limit};
     use qossim::time::{millis, secs};
@@ -145,7 +146,12 @@ fn sink_run(called: bool) -> (Vec<u64>, Vec<String>) {
 fn a_plain_sink_counted_by_the_world_counts_what_it_would() {
     let (called, ok_called) = sink_run(true);
     let (counted, ok_counted) = sink_run(false);
-    assert_eq!(called, counted);
+    // The same counts; the packets for the plain sink land without arrival events.
+    assert_eq!(called[..5], counted[..5]);
+    assert!(
+        counted[5] + counted[1] <= called[5],
+        "{counted:?} {called:?}"
+    );
     assert!(ok_called.is_empty(), "{ok_called:?}");
     assert!(ok_counted.is_empty(), "{ok_counted:?}");
     // Half the packets arrived after the sink stopped: lost, not delivered.

@@ -63,6 +63,8 @@ pub struct Scheduler<Q: EventQueue = DefaultQueue> {
     queue: Q,
     now: Time,
     seq: u64,
+    /// Sequence number of the event being run.
+    cur: u64,
     cancelled: HashSet<u64>,
     processed: u64,
     /// Runs of same-time agent events with consecutive sequence numbers; each pending run
@@ -192,7 +194,7 @@ impl Held {
     /// Inserts the arrival of `link`'s head at `time` with `seq` in order; false (and
     /// nothing done) when full.
     #[inline]
-    fn insert_arrival(&mut self, time: Time, seq: u64, link: u32) -> bool {
+    fn insert_arrival(&mut self, time: Time, seq: u64, link: u32, kind: u32) -> bool {
         if self.n >= LANES {
             return false;
         }
@@ -208,7 +210,7 @@ impl Held {
         x.time = time;
         x.seq = seq;
         x.event.target = Target::LinkArrival(link);
-        x.event.kind = 0;
+        x.event.kind = kind;
         self.n += 1;
         true
     }
@@ -241,6 +243,7 @@ impl<Q: EventQueue> Scheduler<Q> {
             queue,
             now: 0,
             seq: 0,
+            cur: 0,
             cancelled: HashSet::new(),
             processed: 0,
             runs: Vec::new(),
@@ -323,25 +326,44 @@ impl<Q: EventQueue> Scheduler<Q> {
         r.push_back(time, seq, event, lead);
     }
 
-    /// Schedules the arrival of the head of `link`'s in-flight list at `at`: exactly
-    /// `at(at, Event::new(Target::LinkArrival(link), 0))` — same sequence number, same
-    /// order, same id — but while fewer than [`LANES`] such events are pending it is held
-    /// beside the queue, in a short sorted list, instead of in the queue. A link has at
-    /// most one arrival pending (its head's), so in a network of a few links every
-    /// arrival skips the queue, which costs more per event than the list.
+    /// Schedules the arrival of the head of `link`'s in-flight list at `at`, ordered among
+    /// events at that instant by `tie`, its packet's [`crate::packet::Packet::tie`]: the
+    /// number drawn when the packet entered the network, so an arrival's place never
+    /// depends on when its event was scheduled (which lets the network account a
+    /// packet's later hops before they happen). While fewer than [`LANES`] arrivals are
+    /// pending it is held beside the queue, in a short sorted list. A link has at most
+    /// one arrival pending (its head's), so in a network of a few links every arrival
+    /// skips the queue, which costs more per event than the list.
     #[inline]
-    pub fn arrival_at(&mut self, at: Time, link: u32) -> EventId {
+    /// Returns the number it was ordered by (`tie`, or a new one for a hop of zero length).
+    /// `kind` travels with the event (the network's count of the link's withdrawn heads).
+    pub fn arrival_at(&mut self, at: Time, tie: u64, link: u32, kind: u32) -> u64 {
         let time = at.max(self.now);
-        let seq = self.seq;
-        self.seq += 1;
-        if !self.lanes.insert_arrival(time, seq, link) {
+        // An arrival at this very instant (a hop of zero length) whose packet entered the
+        // network before the running event was scheduled would sort before that event:
+        // it is ordered as scheduled now instead, so keys never go back.
+        let seq = if time == self.now && tie < self.cur {
+            self.draw()
+        } else {
+            tie
+        };
+        if !self.lanes.insert_arrival(time, seq, link, kind) {
             self.queue.push(Entry {
                 time,
                 seq,
-                event: Event::new(Target::LinkArrival(link), 0),
+                event: Event::new(Target::LinkArrival(link), kind),
             });
         }
-        EventId(seq)
+        seq
+    }
+
+    /// A number from the sequence that orders events at one instant, for a packet
+    /// entering the network ([`crate::packet::Packet::tie`]).
+    #[inline]
+    pub fn draw(&mut self) -> u64 {
+        let s = self.seq;
+        self.seq += 1;
+        s
     }
 
     /// Schedules `kind` for agent `agent` at `at`, exactly as
@@ -392,6 +414,7 @@ impl<Q: EventQueue> Scheduler<Q> {
         };
         let run = &mut self.runs[r as usize];
         let seq = run.first_seq + run.next as u64;
+        self.cur = seq;
         let agent = run.agents[run.next];
         run.next += 1;
         if run.next < run.agents.len() {
@@ -494,6 +517,7 @@ impl<Q: EventQueue> Scheduler<Q> {
                 self.now
             );
             self.now = e.time;
+            self.cur = e.seq;
             self.processed += 1;
             return Some(e);
         }
@@ -517,6 +541,7 @@ impl<Q: EventQueue> Scheduler<Q> {
                 self.now
             );
             self.now = e.time;
+            self.cur = e.seq;
             self.processed += 1;
             return Some(e);
         }
@@ -528,6 +553,16 @@ impl<Q: EventQueue> Scheduler<Q> {
         if t > self.now {
             self.now = t;
         }
+        // Everything due by `t` has run.
+        self.cur = u64::MAX;
+    }
+
+    /// The key (time, sequence number) of the event being run, as one number: what
+    /// readers of lazily accounted state settle to. After [`Scheduler::advance_to`], the
+    /// key past every event at the current time.
+    #[inline]
+    pub fn key(&self) -> u128 {
+        (u128::from(self.now) << 64) | u128::from(self.cur)
     }
 }
 
@@ -697,6 +732,7 @@ mod tests {
             // One arrival pending per link at most, as for a link's in-flight head.
             let mut pending = vec![false; links as usize];
             let mut ids = Vec::new();
+            let mut entered: Vec<u64> = Vec::new();
             for i in 0..200u32 {
                 let t = rng.below(50_000);
                 let id = s.at(t, Event::new(Target::Agent(i), 1));
@@ -724,7 +760,18 @@ mod tests {
                                 } else {
                                     rng.below(3000)
                                 };
-                                scheduled.push((now + d, s.arrival_at(now + d, l)));
+                                // The packet entered the network now or earlier: its
+                                // number was drawn then (kept in `entered`).
+                                let tie = match entered.pop() {
+                                    Some(t) if rng.below(2) == 0 => t,
+                                    _ => s.draw(),
+                                };
+                                let seq = s.arrival_at(now + d, tie, l, 0);
+                                assert!((now + d, seq) > (now, e.seq), "a key went back");
+                                oracle.insert((now + d, seq));
+                            }
+                            if rng.below(3) == 0 {
+                                entered.push(s.draw());
                             }
                         }
                         4 => {

@@ -76,7 +76,9 @@ impl TimeAverage {
 pub struct Histogram {
     counts: Vec<u64>,
     total: u64,
-    sum: f64,
+    /// Exact (an integer), so that values may be recorded in any order with the same
+    /// result.
+    sum: u128,
     max: u64,
 }
 
@@ -87,7 +89,7 @@ impl Default for Histogram {
         Histogram {
             counts: vec![0; ((64 - SUB_BITS as usize) + 1) << SUB_BITS],
             total: 0,
-            sum: 0.0,
+            sum: 0,
             max: 0,
         }
     }
@@ -119,7 +121,7 @@ impl Histogram {
     pub fn record(&mut self, v: u64) {
         self.counts[Self::index(v)] += 1;
         self.total += 1;
-        self.sum += v as f64;
+        self.sum += u128::from(v);
         if v > self.max {
             self.max = v;
         }
@@ -133,7 +135,7 @@ impl Histogram {
         if self.total == 0 {
             f64::NAN
         } else {
-            self.sum / self.total as f64
+            self.sum as f64 / self.total as f64
         }
     }
     /// Largest value recorded.

@@ -125,6 +125,12 @@ pub struct Link {
     busy: bool,
     wake_pending: bool,
     in_flight: VecDeque<(Time, Packet)>,
+    /// Packets on the wire to a plain sink at the far end, counted as delivered when the
+    /// run passes their arrival, without an event (see [`Landing`]); in arrival order.
+    pub(crate) landing: VecDeque<(Time, Packet)>,
+    /// Packets for a plain sink at the far end may land without an event: the far end
+    /// has no taps and the shortcuts are on.
+    lands: bool,
     /// FIFO fast path: the tail-drop limit, when the discipline is a plain FIFO and no
     /// hook needs departure calls.
     fast: Option<Limit>,
@@ -138,6 +144,18 @@ pub struct Link {
     ledger: VecDeque<Departure>,
     /// FIFO fast path: bytes in the ledger that have not started transmission.
     waiting_bytes: u64,
+    /// Handed-off packets at the end of the ledger that have not reached the port yet.
+    unarrived: usize,
+    /// The far end only passes packets on: one link leads there and it has no taps, so
+    /// a packet sent here may be handed to its next port at once (see
+    /// [`Network::hand_off`]).
+    hands_off: bool,
+    /// Count of in-flight heads withdrawn after their arrival event was scheduled; an
+    /// arrival event carries the count it was scheduled under, and is ignored if the
+    /// count has moved on.
+    pub(crate) gen: u32,
+    /// The link packets are handed off from (the one link into this port's node).
+    via: LinkId,
 }
 
 /// Packets and bytes of data per flow: the conservation check's counts of packets lost
@@ -178,6 +196,12 @@ struct Departure {
     size: u32,
     class: u8,
     marks: u16,
+    /// When it reaches the port (handed-off packets are entered before they arrive).
+    arrive: Time,
+    /// Its packet's tie.
+    tie: u64,
+    /// For a handed-off packet: when the port was free before it was entered.
+    before: Time,
 }
 
 impl Link {
@@ -200,31 +224,84 @@ impl Link {
         self.busy
     }
 
-    /// Accounts, in start order, every fast-path packet whose transmission started by
-    /// `now`: counters, queue average. Cheap when there is nothing to do.
+    /// Accounts, in time order, every fast-path packet whose transmission started by
+    /// `now`, and every handed-off packet whose arrival key is below `key`: counters,
+    /// queue average. Cheap when there is nothing to do.
     #[inline(always)]
-    pub fn settle(&mut self, now: Time) {
-        if self.ledger.front().is_some_and(|d| d.start <= now) {
-            self.settle_started(now);
+    pub fn settle(&mut self, now: Time, key: u128) {
+        let Some(d) = self.ledger.front() else {
+            return;
+        };
+        let due = if self.unarrived == 0 {
+            d.start <= now
+        } else {
+            (self.unarrived < self.ledger.len() && d.start <= now)
+                || self.first_unarrived_key() < key
+        };
+        if due {
+            self.settle_started(now, key);
         }
     }
 
-    /// [`Link::settle`] when at least one packet has started (out of line: a port
-    /// without a queue has nothing to settle).
+    fn first_unarrived_key(&self) -> u128 {
+        let d = &self.ledger[self.ledger.len() - self.unarrived];
+        arrival_key(d.arrive, d.tie)
+    }
+
+    /// [`Link::settle`] when something is due (out of line: a port without a queue has
+    /// nothing to settle).
     #[inline(never)]
-    fn settle_started(&mut self, now: Time) {
-        while let Some(d) = self.ledger.front().copied() {
-            if d.start > now {
+    fn settle_started(&mut self, now: Time, key: u128) {
+        loop {
+            let arrived = self.ledger.len() - self.unarrived;
+            // The next start (of an arrived packet) and the next arrival, if due.
+            let start = match self.ledger.front() {
+                Some(d) if arrived > 0 && d.start <= now => d.start,
+                _ => Time::MAX,
+            };
+            let arrive = match self.ledger.get(arrived) {
+                Some(d) if arrival_key(d.arrive, d.tie) < key => d.arrive,
+                _ => Time::MAX,
+            };
+            if start == Time::MAX && arrive == Time::MAX {
                 break;
             }
-            self.ledger.pop_front();
-            self.waiting_bytes -= d.size as u64;
-            let st = &mut self.stats;
-            st.queue_avg.set(d.start, self.ledger.len() as f64);
-            st.tx_pkts += 1;
-            st.tx_bytes += d.size as u64;
-            st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
-            count_marked(&self.counted, st, d.marks, d.size);
+            // At one instant the departure goes first.
+            if start <= arrive {
+                let Some(d) = self.ledger.pop_front() else {
+                    break;
+                };
+                self.waiting_bytes -= d.size as u64;
+                let st = &mut self.stats;
+                st.queue_avg.set(d.start, (arrived - 1) as f64);
+                st.tx_pkts += 1;
+                st.tx_bytes += d.size as u64;
+                st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
+                count_marked(&self.counted, st, d.marks, d.size);
+            } else {
+                // What the port did when a handed-off packet arrived.
+                self.unarrived -= 1;
+                let a = &self.ledger[arrived];
+                let (size, class, marks, waits) = (a.size, a.class, a.marks, a.start > a.arrive);
+                let st = &mut self.stats;
+                st.arrivals += 1;
+                st.arrival_bytes += size as u64;
+                if waits {
+                    self.waiting_bytes += size as u64;
+                    let q = arrived + 1;
+                    st.queue_avg.set(arrive, q as f64);
+                    if q > st.queue_max {
+                        st.queue_max = q;
+                    }
+                } else {
+                    // Sent at once: nothing is before it in the ledger.
+                    self.ledger.pop_front();
+                    st.tx_pkts += 1;
+                    st.tx_bytes += size as u64;
+                    st.tx_bytes_by_class[(class as usize).min(7)] += size as u64;
+                    count_marked(&self.counted, st, marks, size);
+                }
+            }
         }
     }
 
@@ -233,7 +310,7 @@ impl Link {
     #[inline]
     pub fn queue_len(&self) -> usize {
         if self.fast.is_some() {
-            self.ledger.len()
+            self.ledger.len() - self.unarrived
         } else {
             self.qdisc.len()
         }
@@ -250,7 +327,7 @@ impl Link {
     }
     /// Packets currently propagating on the wire.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight.len() + self.landing.len()
     }
 
     /// Shows `f` every packet this link holds: waiting in its queue, being sent or
@@ -260,7 +337,7 @@ impl Link {
         if self.fast.is_none() {
             self.qdisc.for_each_queued(f);
         }
-        for (_, p) in &self.in_flight {
+        for (_, p) in self.in_flight.iter().chain(&self.landing) {
             f(p);
         }
     }
@@ -357,6 +434,107 @@ pub struct Network {
     port_tracers: Vec<Option<SharedTracer>>,
     /// True when some port is traced.
     traced: bool,
+    /// Deliveries to plain sinks made without an event.
+    pub(crate) landing: Landing,
+    /// Per node: how many links lead into it.
+    indegree: Vec<u32>,
+}
+
+/// Deliveries to plain sinks without an event. A packet that goes on the wire of a link
+/// whose far end is its destination, with no taps there, for an agent that only counts
+/// what it receives ([`crate::world::Agent::only_counts_deliveries`]), is kept in that
+/// link's landing list instead of its in-flight list: no arrival event is scheduled. The
+/// world counts it (`Flows::delivered`) before running the first event whose key
+/// (time, sequence number) comes after the packet's arrival key (arrival time,
+/// [`Packet::tie`]) — where its arrival event would have run — and at the end of a run.
+/// Counting a delivery touches only counters that add up in any order, and every
+/// reader of them is an event, so the results are exactly those of the arrival events.
+pub struct Landing {
+    /// Bit `i` set while agent `i` exists and only counts what it receives.
+    counting: Vec<u64>,
+    /// Links whose landing list is not empty, in no particular order.
+    pub(crate) links: Vec<LinkId>,
+    /// The smallest arrival key among the landing lists (`u128::MAX` when all are empty).
+    pub(crate) next: u128,
+}
+
+/// The key that orders an arrival at `time` with tie `tie` among events.
+#[inline(always)]
+pub(crate) fn arrival_key(time: Time, tie: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(tie)
+}
+
+impl Default for Landing {
+    fn default() -> Self {
+        Landing {
+            counting: Vec::new(),
+            links: Vec::new(),
+            next: u128::MAX,
+        }
+    }
+}
+
+impl Landing {
+    /// True if `id` is a live agent that only counts the packets it receives.
+    #[inline]
+    pub fn counts(&self, id: AgentId) -> bool {
+        let i = id as usize;
+        self.counting
+            .get(i >> 6)
+            .is_some_and(|w| w >> (i & 63) & 1 == 1)
+    }
+
+    /// Records whether agent `id` only counts what it receives (false once stopped).
+    pub(crate) fn set_counts(&mut self, id: AgentId, counts: bool) {
+        let i = id as usize;
+        if counts {
+            if self.counting.len() <= i >> 6 {
+                self.counting.resize((i >> 6) + 1, 0);
+            }
+            self.counting[i >> 6] |= 1 << (i & 63);
+        } else if let Some(w) = self.counting.get_mut(i >> 6) {
+            *w &= !(1 << (i & 63));
+        }
+    }
+
+    /// True if `pkt`, about to go on `l`'s wire for `tx` of transmission, lands there.
+    #[inline(always)]
+    fn takes(&self, l: &Link, pkt: &Packet, tx: Time) -> bool {
+        // A transmission of zero length could give two packets of the list one arrival
+        // time, out of key order.
+        l.lands && pkt.dst == l.to && tx > 0 && self.counts(pkt.dst_agent)
+    }
+
+    /// Puts `pkt`, arriving at `arrive`, on `l`'s wire: on its landing list if it lands
+    /// there (see [`Landing`]), else on its in-flight list, its arrival event scheduled
+    /// if it is the head. (One push for both lists, so that it is inlined.)
+    #[inline(always)]
+    fn put_on_wire<Q: crate::engine::EventQueue>(
+        &mut self,
+        l: &mut Link,
+        id: LinkId,
+        arrive: Time,
+        tx: Time,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let list = if self.takes(l, &pkt, tx) {
+            if l.landing.is_empty() {
+                self.links.push(id);
+            }
+            let k = arrival_key(arrive, pkt.tie);
+            if k < self.next {
+                self.next = k;
+            }
+            &mut l.landing
+        } else {
+            if l.in_flight.is_empty() {
+                sched.arrival_at(arrive, pkt.tie, id, l.gen);
+            }
+            &mut l.in_flight
+        };
+        list.push_back((arrive, pkt));
+    }
 }
 
 impl Network {
@@ -412,12 +590,32 @@ impl Network {
             busy: false,
             wake_pending: false,
             in_flight: VecDeque::new(),
+            landing: VecDeque::new(),
+            lands: !self.no_fast_path && self.nodes[to as usize].taps.is_empty(),
             fast: None,
             hooks_seen: 0,
             busy_until: 0,
             ledger: VecDeque::new(),
             waiting_bytes: 0,
+            unarrived: 0,
+            hands_off: false,
+            gen: 0,
+            via: NONE,
         });
+        if self.indegree.len() < self.nodes.len() {
+            self.indegree.resize(self.nodes.len(), 0);
+        }
+        self.indegree[to as usize] += 1;
+        let id = self.links.len() - 1;
+        if self.indegree[to as usize] == 1 {
+            self.links[id].hands_off =
+                !self.no_fast_path && self.nodes[to as usize].taps.is_empty();
+        } else {
+            // A second way in: nothing is handed off there any more.
+            for l in self.links.iter_mut().filter(|l| l.to == to) {
+                l.hands_off = false;
+            }
+        }
         self.refresh_fast_path(self.links.len() as LinkId - 1);
         self.fib.clear();
         (self.links.len() - 1) as LinkId
@@ -476,6 +674,168 @@ impl Network {
         self.no_fast_path = true;
         for l in 0..self.links.len() {
             self.refresh_fast_path(l as LinkId);
+            self.links[l].lands = false;
+            self.links[l].hands_off = false;
+        }
+    }
+
+    /// Stops packets from landing without an event at `node` (it gained a tap).
+    pub(crate) fn tapped(&mut self, node: NodeId) {
+        for l in self.links.iter_mut().filter(|l| l.to == node) {
+            l.lands = false;
+            l.hands_off = false;
+        }
+    }
+
+    /// Hands a packet sent on `l1`, arriving at its far end at `a1`, to its next port
+    /// (when that port is a plain FIFO it alone feeds and the packet would not be
+    /// dropped there); else puts it on `l1`'s in-flight list as usual.
+    fn hand_off<Q: crate::engine::EventQueue>(
+        &mut self,
+        l1: LinkId,
+        a1: Time,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let r = self.links[l1 as usize].to;
+        let mut p = pkt;
+        // The next hop, as `forward` finds it at `r`.
+        let l2 = if p.route != NONE {
+            match self.routes[p.route as usize].get(p.hop as usize) {
+                Some(&l) => {
+                    p.hop += 1;
+                    l
+                }
+                None => NONE,
+            }
+        } else {
+            match self.fib.get(p.dst as usize) {
+                Some(col) if col.len() == self.nodes.len() => col[r as usize],
+                _ => self.routes_to(p.dst)[r as usize],
+            }
+        };
+        if l2 != NONE && !(self.traced && self.port_tracers[l2 as usize].is_some()) {
+            let key = sched.key();
+            let l = &mut self.links[l2 as usize];
+            // What is due there by now, so that the ledger stays short.
+            l.settle(sched.now(), key);
+            if l.hooks.is_empty() && l.hooks_seen == 0 && l.elements.is_empty() {
+                l.via = l1;
+                if self.place(l2, a1, p, sched).is_ok() {
+                    return;
+                }
+            }
+        }
+        let l = &mut self.links[l1 as usize];
+        if l.in_flight.is_empty() {
+            sched.arrival_at(a1, pkt.tie, l1, l.gen);
+        }
+        l.in_flight.push_back((a1, pkt));
+    }
+
+    /// Enters a packet arriving at `l2`'s port at `a1` in its ledger and on its wire, as
+    /// the port will take it then; gives it back if it would be dropped there.
+    fn place<Q: crate::engine::EventQueue>(
+        &mut self,
+        l2: LinkId,
+        a1: Time,
+        p: Packet,
+        sched: &mut Scheduler<Q>,
+    ) -> Result<(), Packet> {
+        let l = &mut self.links[l2 as usize];
+        let Some(Limit::Packets(n)) = l.fast else {
+            return Err(p);
+        };
+        let start = l.busy_until.max(a1);
+        // Packets waiting when it arrives: those starting later, at the end.
+        let fits = start == a1
+            || l.ledger
+                .iter()
+                .rev()
+                .take_while(|d| d.start > a1)
+                .take(n)
+                .count()
+                < n;
+        if !fits {
+            return Err(p);
+        }
+        let before = l.busy_until;
+        let tx = tx_time(p.size, l.rate_bps);
+        let done = start + tx;
+        l.busy_until = done;
+        l.ledger.push_back(Departure {
+            start,
+            size: p.size,
+            class: p.class,
+            marks: p.marks,
+            arrive: a1,
+            tie: p.tie,
+            before,
+        });
+        l.unarrived += 1;
+        let arrive = done + l.delay;
+        self.landing.put_on_wire(l, l2, arrive, tx, p, sched);
+        Ok(())
+    }
+
+    /// A packet from elsewhere reaches `l2` while packets handed off to it have not
+    /// arrived yet (an agent at its node sent it): it is first in line, so those packets
+    /// are taken back to be handed on again after it ([`Network::hand_back`]).
+    #[cold]
+    #[inline(never)]
+    fn take_back(&mut self, l2: LinkId) -> Vec<(Time, Packet)> {
+        let l = &mut self.links[l2 as usize];
+        let mut back = Vec::with_capacity(l.unarrived);
+        while l.unarrived > 0 {
+            l.unarrived -= 1;
+            let d = l.ledger.pop_back().expect("handed-off entry");
+            // Its packet is the last one put on either wire list.
+            let p = if l.in_flight.back().is_some_and(|(_, p)| p.tie == d.tie) {
+                let p = l.in_flight.pop_back().expect("in flight").1;
+                if l.in_flight.is_empty() {
+                    // The head's pending arrival event goes stale.
+                    l.gen = l.gen.wrapping_add(1);
+                }
+                p
+            } else {
+                l.landing.pop_back().expect("landing").1
+            };
+            back.push((d.arrive, p));
+            l.busy_until = d.before;
+        }
+        back.reverse();
+        back
+    }
+
+    /// Hands the packets [`Network::take_back`] took from `l2` on again, in order; from
+    /// the first that would be dropped there on, they go back on `l1`'s wire, to arrive
+    /// the usual way.
+    #[cold]
+    #[inline(never)]
+    fn hand_back<Q: crate::engine::EventQueue>(
+        &mut self,
+        l1: LinkId,
+        l2: LinkId,
+        back: Vec<(Time, Packet)>,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let mut it = back.into_iter();
+        for (a1, p) in it.by_ref() {
+            if let Err(p) = self.place(l2, a1, p, sched) {
+                let mut rest = vec![(a1, p)];
+                rest.extend(it);
+                let l = &mut self.links[l1 as usize];
+                for (a, mut p) in rest.into_iter().rev() {
+                    if p.route != NONE {
+                        p.hop -= 1;
+                    }
+                    l.in_flight.push_front((a, p));
+                }
+                l.gen = l.gen.wrapping_add(1);
+                let (t, p) = l.in_flight.front().expect("just put back");
+                sched.arrival_at(*t, p.tie, l1, l.gen);
+                return;
+            }
         }
     }
 
@@ -690,13 +1050,63 @@ impl Network {
             self.deferred.push_back((link, pkt));
             return;
         }
-        self.enqueue(link, pkt, sched);
+        self.offer(link, pkt, sched);
     }
 
-    /// Offers a packet to a link's output port: hooks, then the queue discipline, then
-    /// transmission if the link is idle.
+    /// Offers a packet entering the network here to a link's output port: it draws the
+    /// packet's [`Packet::tie`], then [`Network::offer`]. For agents that put packets
+    /// on a link themselves (a ring station's transit and control frames).
     #[inline]
     pub fn enqueue<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        mut pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        pkt.tie = sched.draw();
+        self.offer(link, pkt, sched);
+    }
+
+    /// Offers a packet already in the network (its [`Packet::tie`] drawn) to a link's
+    /// output port: hooks, then the queue discipline, then transmission if the link is
+    /// idle.
+    #[inline]
+    pub fn offer<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        if self.links[link as usize].unarrived > 0 {
+            self.offer_before_handed(link, pkt, sched);
+        } else {
+            self.offer_port(link, pkt, sched);
+        }
+    }
+
+    /// [`Network::offer`] at a port with handed-off packets on their way: those that have
+    /// not arrived by now come after this packet.
+    #[cold]
+    #[inline(never)]
+    fn offer_before_handed<Q: crate::engine::EventQueue>(
+        &mut self,
+        link: LinkId,
+        pkt: Packet,
+        sched: &mut Scheduler<Q>,
+    ) {
+        let key = sched.key();
+        self.links[link as usize].settle(sched.now(), key);
+        if self.links[link as usize].unarrived == 0 {
+            return self.offer_port(link, pkt, sched);
+        }
+        let back = self.take_back(link);
+        self.offer_port(link, pkt, sched);
+        let via = self.links[link as usize].via;
+        self.hand_back(via, link, back, sched);
+    }
+
+    #[inline]
+    fn offer_port<Q: crate::engine::EventQueue>(
         &mut self,
         link: LinkId,
         pkt: Packet,
@@ -734,7 +1144,9 @@ impl Network {
         sched: &mut Scheduler<Q>,
     ) {
         let now = sched.now();
+        let key = sched.key();
         let l = &mut self.links[link as usize];
+        let land = &mut self.landing;
         let tr = if TRACE {
             self.port_tracers[link as usize].as_ref()
         } else {
@@ -746,7 +1158,7 @@ impl Network {
         l.stats.arrivals += 1;
         l.stats.arrival_bytes += pkt.size as u64;
         if l.fast.is_some() {
-            l.settle(now);
+            l.settle(now, key);
         }
         if !l.hooks.is_empty() {
             let info = PortInfo {
@@ -766,7 +1178,11 @@ impl Network {
             }
         }
         if let Some(limit) = l.fast {
-            Self::fast_enqueue::<Q, TRACE>(l, link, limit, pkt, sched, tr);
+            if let Some((a1, pkt)) =
+                Self::fast_enqueue::<Q, TRACE>(l, link, limit, pkt, sched, tr, land)
+            {
+                self.hand_off(link, a1, pkt, sched);
+            }
             return;
         }
         if !l.busy && !l.wake_pending && l.qdisc.is_empty() && l.qdisc.fifo_limit().is_some() {
@@ -775,10 +1191,10 @@ impl Network {
             l.qdisc.enqueue(pkt, now, &mut DropLog::default());
             if l.qdisc.is_empty() {
                 // The limit is zero: hand the packet over directly.
-                Self::transmit::<Q, TRACE>(l, link, pkt, sched, tr);
+                Self::transmit::<Q, TRACE>(l, link, pkt, sched, tr, land);
                 return;
             }
-            Self::start_tx::<Q, TRACE>(l, link, sched, tr);
+            Self::start_tx::<Q, TRACE>(l, link, sched, tr, land);
             return;
         }
         l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
@@ -792,7 +1208,7 @@ impl Network {
             l.stats.queue_max = waiting;
         }
         if !l.busy {
-            Self::start_tx::<Q, TRACE>(l, link, sched, tr);
+            Self::start_tx::<Q, TRACE>(l, link, sched, tr, land);
         }
     }
 
@@ -806,7 +1222,8 @@ impl Network {
         pkt: Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
-    ) {
+        land: &mut Landing,
+    ) -> Option<(Time, Packet)> {
         let now = sched.now();
         let start = l.busy_until.max(now);
         if start > now {
@@ -817,10 +1234,11 @@ impl Network {
             };
             if !fits {
                 l.stats.drops.record(&pkt, DropCause::Overflow);
-                return;
+                return None;
             }
         }
-        let done = start + tx_time(pkt.size, l.rate_bps);
+        let tx = tx_time(pkt.size, l.rate_bps);
+        let done = start + tx;
         if TRACE {
             transmitted(tr, start, done + l.delay, &pkt, id, (l.from, l.to));
         }
@@ -830,6 +1248,9 @@ impl Network {
             size: pkt.size,
             class: pkt.class,
             marks: pkt.marks,
+            arrive: now,
+            tie: pkt.tie,
+            before: 0,
         };
         if start > now {
             l.waiting_bytes += pkt.size as u64;
@@ -847,10 +1268,12 @@ impl Network {
             count_marked(&l.counted, st, d.marks, d.size);
         }
         let arrive = done + l.delay;
-        if l.in_flight.is_empty() {
-            sched.arrival_at(arrive, id);
+        if l.hands_off && arrive > now && pkt.dst != l.to && l.in_flight.is_empty() {
+            // No packet of this link is on its way the usual way: hand this one on.
+            return Some((arrive, pkt));
         }
-        l.in_flight.push_back((arrive, pkt));
+        land.put_on_wire(l, id, arrive, tx, pkt, sched);
+        None
     }
 
     #[inline]
@@ -859,10 +1282,11 @@ impl Network {
         id: LinkId,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         let now = sched.now();
         match l.qdisc.dequeue_with_drops(now, &mut l.stats.drops) {
-            Dequeue::Packet(pkt) => Self::transmit::<Q, TRACE>(l, id, pkt, sched, tr),
+            Dequeue::Packet(pkt) => Self::transmit::<Q, TRACE>(l, id, pkt, sched, tr, land),
             // Head drops may have emptied the queue.
             Dequeue::Empty => l.stats.queue_avg.set(now, l.qdisc.len() as f64),
             Dequeue::Until(t) => {
@@ -882,6 +1306,7 @@ impl Network {
         pkt: Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         let now = sched.now();
         l.stats.queue_avg.set(now, l.qdisc.len() as f64);
@@ -894,7 +1319,8 @@ impl Network {
         l.stats.tx_bytes += pkt.size as u64;
         l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
         count_marked(&l.counted, &mut l.stats, pkt.marks, pkt.size);
-        let done = now + tx_time(pkt.size, l.rate_bps);
+        let tx = tx_time(pkt.size, l.rate_bps);
+        let done = now + tx;
         if TRACE {
             transmitted(tr, now, done + l.delay, &pkt, id, (l.from, l.to));
         }
@@ -902,10 +1328,7 @@ impl Network {
         l.busy_until = done;
         sched.at(done, Event::new(Target::Port(id), 0));
         let arrive = done + l.delay;
-        if l.in_flight.is_empty() {
-            sched.arrival_at(arrive, id);
-        }
-        l.in_flight.push_back((arrive, pkt));
+        land.put_on_wire(l, id, arrive, tx, pkt, sched);
     }
 
     /// [`Network::start_tx`] at a traced port (out of line).
@@ -916,9 +1339,10 @@ impl Network {
         id: LinkId,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
+        land: &mut Landing,
     ) {
         set_now(tr, sched.now());
-        Self::start_tx::<Q, true>(l, id, sched, tr);
+        Self::start_tx::<Q, true>(l, id, sched, tr, land);
     }
 
     /// Handles a port event: end of a transmission (`kind` 0) or a queue discipline's
@@ -939,9 +1363,9 @@ impl Network {
         if !l.busy {
             if self.traced && self.port_tracers[link as usize].is_some() {
                 let tr = self.port_tracers[link as usize].as_ref();
-                Self::start_tx_traced(l, link, sched, tr);
+                Self::start_tx_traced(l, link, sched, tr, &mut self.landing);
             } else {
-                Self::start_tx::<Q, false>(l, link, sched, None);
+                Self::start_tx::<Q, false>(l, link, sched, None, &mut self.landing);
             }
         }
     }
@@ -961,8 +1385,8 @@ impl Network {
             .in_flight
             .pop_front()
             .expect("arrival with nothing in flight");
-        if let Some(&(t, _)) = l.in_flight.front() {
-            sched.arrival_at(t, link);
+        if let Some((t, p)) = l.in_flight.front() {
+            sched.arrival_at(*t, p.tie, link, l.gen);
         }
         pkt
     }
@@ -987,15 +1411,16 @@ impl Network {
     ) {
         let l = &mut self.links[link as usize];
         l.in_flight.pop_front();
-        if let Some(&(t, _)) = l.in_flight.front() {
-            sched.arrival_at(t, link);
+        if let Some((t, p)) = l.in_flight.front() {
+            sched.arrival_at(*t, p.tie, link, l.gen);
         }
     }
 
-    /// Brings every link's counters up to `now` (before reading statistics).
-    pub fn settle_all(&mut self, now: Time) {
+    /// Brings every link's counters up to `now` and the event key `key` (before reading
+    /// statistics; see [`crate::engine::Scheduler::key`]).
+    pub fn settle_all(&mut self, now: Time, key: u128) {
         for l in self.links.iter_mut() {
-            l.settle(now);
+            l.settle(now, key);
         }
     }
 }

@@ -229,6 +229,7 @@ impl PacketTemplate {
             echo: 0,
             hdr_tag: 0,
             hdr: [0; 2],
+            tie: 0,
         }
     }
 }

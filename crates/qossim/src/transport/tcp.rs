@@ -689,6 +689,7 @@ impl TcpReceiver {
             echo: data.echo,
             hdr_tag: 0,
             hdr: [0; 2],
+            tie: 0,
         };
         self.acks_sent += 1;
         self.pending = None;

@@ -2,10 +2,11 @@
 
 A fingerprint runs a scenario (or one grid point of a campaign, with its first seed)
 for at most :data:`EVENTS` events, with the engine's bookkeeping checks on (a violation
-fails it), and keeps the hash of every event executed (time,
-target, kind), the event count, the simulated time reached and a handful of summary
-values. Any change to a model's behaviour changes some fingerprint; the test suite
-compares them all with ``tests/data/fingerprints.jsonl`` and
+fails it), and keeps the hash of every event executed (time, target, kind) and of every
+delivery accounted without an event (deliveries to plain sinks, see ``docs/design.md``),
+the event count, the simulated time reached and a handful of summary values, among them
+the groups' mean delays. Any change to a model's behaviour changes some fingerprint; the
+test suite compares them all with ``tests/data/fingerprints.jsonl`` and
 ``qossim fingerprint [--update] [PATHS]`` shows what changed and, with ``--update``,
 records the new values deliberately (see ``docs/reliability.md``).
 """
@@ -29,8 +30,14 @@ EVENTS = 1 << 17
 
 #: Summary keys kept: per pattern, in this order, the first two (by name) that are not
 #: zero, at most :data:`KEEP` in all.
-_KEYS = ("group.*.rx_pkts", "group.*.sent_pkts", "link.*.tx_pkts", "link.*.drops")
-KEEP = 8
+_KEYS = (
+    "group.*.rx_pkts",
+    "group.*.sent_pkts",
+    "group.*.delay_mean_s",
+    "link.*.tx_pkts",
+    "link.*.drops",
+)
+KEEP = 10
 
 
 @dataclass(frozen=True)

@@ -466,6 +466,15 @@ fn hash_event(h: &mut u64, time: Time, tag: u64, id: u32, kind: u32) {
     *h = fnv1a64(&b) ^ h.rotate_left(5);
 }
 
+/// The hash of a delivery that landed at `time` (tie `tie`) from `link`.
+fn hash_landing(time: Time, tie: u64, link: LinkId) -> u64 {
+    let mut b = [0u8; 20];
+    b[..8].copy_from_slice(&time.to_le_bytes());
+    b[8..16].copy_from_slice(&tie.to_le_bytes());
+    b[16..].copy_from_slice(&link.to_le_bytes());
+    fnv1a64(&b)
+}
+
 fn push_agent(
     agents: &mut Agents,
     landing: &mut Landing,
@@ -505,6 +514,8 @@ pub struct World {
     seed: u64,
     warmup: Time,
     trace: Option<u64>,
+    /// With the trace hash on: the sum of the hashes of the deliveries that landed.
+    landed: u64,
     link_tx_at_warmup: Vec<(u64, [u64; MARK_COUNTERS])>,
     /// Per link: whether the summary reports it (empty: every link).
     link_in_summary: Vec<bool>,
@@ -525,6 +536,7 @@ impl World {
             seed,
             warmup: 0,
             trace: None,
+            landed: 0,
             link_tx_at_warmup: Vec::new(),
             link_in_summary: Vec::new(),
         }
@@ -546,9 +558,10 @@ impl World {
         self.trace = Some(0xcbf2_9ce4_8422_2325);
     }
 
-    /// The event-trace hash, if enabled.
+    /// The event-trace hash, if enabled. Deliveries that landed without an event (see
+    /// [`crate::net::Landing`]) are part of it: their arrival times, ties and links.
     pub fn trace_hash(&self) -> Option<u64> {
-        self.trace
+        self.trace.map(|h| h ^ self.landed)
     }
 
     /// Reports only the links whose flag is true in the summary (`link.NAME.*`); an empty
@@ -853,6 +866,10 @@ impl World {
                 if k >= key {
                     next = next.min(k);
                     break;
+                }
+                if self.trace.is_some() {
+                    // Order-free (a sum): lists are counted link by link.
+                    self.landed = self.landed.wrapping_add(hash_landing(*t, p.tie, id));
                 }
                 if self.net.landing.counts(p.dst_agent) {
                     self.flows.delivered(p, *t);

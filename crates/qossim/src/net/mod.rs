@@ -747,15 +747,12 @@ impl Network {
             return Err(p);
         };
         let start = l.busy_until.max(a1);
-        // Packets waiting when it arrives: those starting later, at the end.
+        // Packets waiting when it arrives: those starting later, at the end (the ledger
+        // is in start order; searched only when it could hold n of them, since under
+        // overload it is long).
         let fits = start == a1
-            || l.ledger
-                .iter()
-                .rev()
-                .take_while(|d| d.start > a1)
-                .take(n)
-                .count()
-                < n;
+            || l.ledger.len() < n
+            || l.ledger.len() - l.ledger.partition_point(|d| d.start <= a1) < n;
         if !fits {
             return Err(p);
         }

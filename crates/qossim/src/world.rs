@@ -857,6 +857,9 @@ impl World {
     /// as the arrival event would have had it.
     #[inline(never)]
     fn land(&mut self, key: u128) {
+        if self.trace.is_some() {
+            self.hash_landing(key);
+        }
         let mut next = u128::MAX;
         let mut i = 0;
         while let Some(&id) = self.net.landing.links.get(i) {
@@ -866,10 +869,6 @@ impl World {
                 if k >= key {
                     next = next.min(k);
                     break;
-                }
-                if self.trace.is_some() {
-                    // Order-free (a sum): lists are counted link by link.
-                    self.landed = self.landed.wrapping_add(hash_landing(*t, p.tie, id));
                 }
                 if self.net.landing.counts(p.dst_agent) {
                     self.flows.delivered(p, *t);
@@ -885,6 +884,21 @@ impl World {
             }
         }
         self.net.landing.next = next;
+    }
+
+    /// Adds the deliveries [`World::land`] is about to count to the trace hash, as a sum:
+    /// the order-free way, since landing lists are counted link by link.
+    #[cold]
+    fn hash_landing(&mut self, key: u128) {
+        for &id in &self.net.landing.links {
+            let due = self.net.links[id as usize]
+                .landing
+                .iter()
+                .take_while(|(t, p)| arrival_key(*t, p.tie) < key);
+            for (t, p) in due {
+                self.landed = self.landed.wrapping_add(hash_landing(*t, p.tie, id));
+            }
+        }
     }
 
     /// Dispatches the next event of a scheduler run (always an agent's), hashing it as

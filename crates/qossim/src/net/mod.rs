@@ -156,6 +156,8 @@ pub struct Link {
     pub(crate) gen: u32,
     /// The link packets are handed off from (the one link into this port's node).
     via: LinkId,
+    /// Packets handed off to this port since a hand-off last settled its ledger.
+    handed: u32,
 }
 
 /// Packets and bytes of data per flow: the conservation check's counts of packets lost
@@ -458,6 +460,10 @@ pub struct Landing {
     pub(crate) next: u128,
 }
 
+/// How many packets a hand-off enters in a port's ledger between two settlings of it
+/// (see [`Network::hand_off`]).
+const SETTLE_EVERY: u32 = 16;
+
 /// The key that orders an arrival at `time` with tie `tie` among events.
 #[inline(always)]
 pub(crate) fn arrival_key(time: Time, tie: u64) -> u128 {
@@ -601,6 +607,7 @@ impl Network {
             hands_off: false,
             gen: 0,
             via: NONE,
+            handed: 0,
         });
         if self.indegree.len() < self.nodes.len() {
             self.indegree.resize(self.nodes.len(), 0);
@@ -720,10 +727,14 @@ impl Network {
             p.hop += 1;
         }
         if l2 != NONE && !(self.traced && self.port_tracers[l2 as usize].is_some()) {
-            let key = sched.key();
             let l = &mut self.links[l2 as usize];
-            // What is due there by now, so that the ledger stays short.
-            l.settle(sched.now(), key);
+            // What is due there by now, every so many hand-offs, so that the ledger stays
+            // short (readers settle it before they read).
+            l.handed += 1;
+            if l.handed >= SETTLE_EVERY {
+                l.handed = 0;
+                l.settle(sched.now(), sched.key());
+            }
             if l.hooks.is_empty() && l.hooks_seen == 0 && l.elements.is_empty() {
                 l.via = l1;
                 if self.place(l2, a1, p, sched).is_ok() {

@@ -521,10 +521,10 @@ impl Landing {
         id: LinkId,
         arrive: Time,
         tx: Time,
-        pkt: Packet,
+        pkt: &Packet,
         sched: &mut Scheduler<Q>,
     ) {
-        let list = if self.takes(l, &pkt, tx) {
+        let list = if self.takes(l, pkt, tx) {
             if l.landing.is_empty() {
                 self.links.push(id);
             }
@@ -539,7 +539,7 @@ impl Landing {
             }
             &mut l.in_flight
         };
-        list.push_back((arrive, pkt));
+        list.push_back((arrive, *pkt));
     }
 }
 
@@ -716,16 +716,12 @@ impl Network {
         &mut self,
         l1: LinkId,
         a1: Time,
-        pkt: Packet,
+        pkt: &Packet,
         sched: &mut Scheduler<Q>,
     ) {
         let r = self.links[l1 as usize].to;
-        let mut p = pkt;
         // The next hop, as `forward` finds it at `r`.
-        let l2 = self.link_out(r, &p);
-        if p.route != NONE && l2 != NONE {
-            p.hop += 1;
-        }
+        let l2 = self.link_out(r, pkt);
         if l2 != NONE && !(self.traced && self.port_tracers[l2 as usize].is_some()) {
             let l = &mut self.links[l2 as usize];
             // What is due there by now, every so many hand-offs, so that the ledger stays
@@ -737,7 +733,15 @@ impl Network {
             }
             if l.hooks.is_empty() && l.hooks_seen == 0 && l.elements.is_empty() {
                 l.via = l1;
-                if self.place(l2, a1, p, sched).is_ok() {
+                let placed = if pkt.route == NONE {
+                    self.place(l2, a1, pkt, sched)
+                } else {
+                    // On an explicit route it leaves `r` one hop further on.
+                    let mut p = *pkt;
+                    p.hop += 1;
+                    self.place(l2, a1, &p, sched)
+                };
+                if placed {
                     return;
                 }
             }
@@ -746,24 +750,24 @@ impl Network {
         if l.in_flight.is_empty() {
             sched.arrival_at(a1, pkt.tie, l1, l.gen);
         }
-        l.in_flight.push_back((a1, pkt));
+        l.in_flight.push_back((a1, *pkt));
     }
 
     /// Enters a packet arriving at `l2`'s port at `a1` in its ledger and on its wire, as
-    /// the port will take it then; gives it back if it would be dropped there. (Out of
-    /// line: measured, inlined into [`Network::hand_off`] it costs 16 instructions more
-    /// per packet.)
+    /// the port will take it then; false (and nothing done) if it would be dropped there.
+    /// (Out of line: measured, inlined into [`Network::hand_off`] it costs 16
+    /// instructions more per packet.)
     #[inline(never)]
     fn place<Q: crate::engine::EventQueue>(
         &mut self,
         l2: LinkId,
         a1: Time,
-        p: Packet,
+        p: &Packet,
         sched: &mut Scheduler<Q>,
-    ) -> Result<(), Packet> {
+    ) -> bool {
         let l = &mut self.links[l2 as usize];
         let Some(Limit::Packets(n)) = l.fast else {
-            return Err(p);
+            return false;
         };
         let start = l.busy_until.max(a1);
         // Packets waiting when it arrives: those starting later, at the end (the ledger
@@ -773,7 +777,7 @@ impl Network {
             || l.ledger.len() < n
             || l.ledger.len() - l.ledger.partition_point(|d| d.start <= a1) < n;
         if !fits {
-            return Err(p);
+            return false;
         }
         let before = l.busy_until;
         let tx = tx_time(p.size, l.rate_bps);
@@ -791,7 +795,7 @@ impl Network {
         l.unarrived += 1;
         let arrive = done + l.delay;
         self.landing.put_on_wire(l, l2, arrive, tx, p, sched);
-        Ok(())
+        true
     }
 
     /// A packet from elsewhere reaches `l2` while packets handed off to it have not
@@ -837,7 +841,7 @@ impl Network {
     ) {
         let mut it = back.into_iter();
         for (a1, p) in it.by_ref() {
-            if let Err(p) = self.place(l2, a1, p, sched) {
+            if !self.place(l2, a1, &p, sched) {
                 let mut rest = vec![(a1, p)];
                 rest.extend(it);
                 let l = &mut self.links[l1 as usize];
@@ -1183,10 +1187,9 @@ impl Network {
             }
         }
         if let Some(limit) = l.fast {
-            if let Some((a1, pkt)) =
-                Self::fast_enqueue::<Q, TRACE>(l, link, limit, pkt, sched, tr, land)
+            if let Some(a1) = Self::fast_enqueue::<Q, TRACE>(l, link, limit, &pkt, sched, tr, land)
             {
-                self.hand_off(link, a1, pkt, sched);
+                self.hand_off(link, a1, &pkt, sched);
             }
             return;
         }
@@ -1224,11 +1227,11 @@ impl Network {
         l: &mut Link,
         id: LinkId,
         limit: Limit,
-        pkt: Packet,
+        pkt: &Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
         land: &mut Landing,
-    ) -> Option<(Time, Packet)> {
+    ) -> Option<Time> {
         let now = sched.now();
         let start = l.busy_until.max(now);
         if start > now {
@@ -1238,14 +1241,14 @@ impl Network {
                 Limit::Bytes(b) => l.waiting_bytes + pkt.size as u64 <= b,
             };
             if !fits {
-                l.stats.drops.record(&pkt, DropCause::Overflow);
+                l.stats.drops.record(pkt, DropCause::Overflow);
                 return None;
             }
         }
         let tx = tx_time(pkt.size, l.rate_bps);
         let done = start + tx;
         if TRACE {
-            transmitted(tr, start, done + l.delay, &pkt, id, (l.from, l.to));
+            transmitted(tr, start, done + l.delay, pkt, id, (l.from, l.to));
         }
         l.busy_until = done;
         let d = Departure {
@@ -1275,7 +1278,7 @@ impl Network {
         let arrive = done + l.delay;
         if l.hands_off && arrive > now && pkt.dst != l.to && l.in_flight.is_empty() {
             // No packet of this link is on its way the usual way: hand this one on.
-            return Some((arrive, pkt));
+            return Some(arrive);
         }
         land.put_on_wire(l, id, arrive, tx, pkt, sched);
         None
@@ -1333,7 +1336,7 @@ impl Network {
         l.busy_until = done;
         sched.at(done, Event::new(Target::Port(id), 0));
         let arrive = done + l.delay;
-        land.put_on_wire(l, id, arrive, tx, pkt, sched);
+        land.put_on_wire(l, id, arrive, tx, &pkt, sched);
     }
 
     /// [`Network::start_tx`] at a traced port (out of line).

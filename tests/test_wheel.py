@@ -93,3 +93,17 @@ def test_wheel_runs_a_scenario(wheel: Path, tmp_path: Path) -> None:
 
     here = qossim.run(SCENARIO, seed=3, set={"run.duration": "0.5s", "run.warmup": "0.1s"}).summary
     assert installed == json.loads(json.dumps(here))
+
+
+def test_wheel_ships_the_published_results(wheel: Path) -> None:
+    """Every study's published tables ship inside the package, as in the source tree."""
+    import zipfile
+
+    from qossim.studies import published
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = sorted(p for p in published.DATA_DIR.rglob("*") if p.is_file())
+    assert shipped
+    for path in shipped:
+        inside = "qossim/" + path.relative_to(published.DATA_DIR.parents[1]).as_posix()
+        assert inside in names, f"{inside} is not in the wheel"

@@ -22,6 +22,8 @@ from qossim.campaign import gather, summarize
 from qossim.results import Result, atomic_write_text
 
 __all__ = [
+    "VERDICT_CLASSES",
+    "Styled",
     "campaign_report",
     "format_cell",
     "render_report",
@@ -44,7 +46,27 @@ figcaption { font-size: .9rem; color: #444; margin-top: .3rem; }
 ul.notes li { margin: .2rem 0; }
 footer { margin-top: 3rem; font-size: .8rem; color: #666; }
 nav ul { columns: 2; font-size: .9rem; }
+td.within { background: #d9f2d9; }
+td.close { background: #fff2c2; }
+td.differs { background: #f8d0d0; }
+ul.differences li { margin: .2rem 0; }
 """
+
+#: CSS class of a table cell by verdict (see :mod:`qossim.studies.published`).
+VERDICT_CLASSES = {"within CI": "within", "close": "close", "differs": "differs"}
+
+
+class Styled(str):
+    """A table cell's text with a CSS class (e.g. a verdict's colour) for the HTML page."""
+
+    css: str | None
+
+    def __new__(cls, text: str, css: str | None = None) -> Styled:
+        """Return ``text`` carrying the CSS class ``css`` (None: no class)."""
+        obj = super().__new__(cls, text)
+        obj.css = css
+        return obj
+
 
 TableLike = Any  # a pandas DataFrame or a list of dicts
 
@@ -99,7 +121,10 @@ def _table_html(table: TableLike) -> str:
     for row in rows:
         cells = []
         for value in row:
-            css = ' class="num"' if _is_number(value) else ""
+            classes = ["num"] if _is_number(value) else []
+            if isinstance(value, Styled) and value.css:
+                classes.append(value.css)
+            css = f' class="{" ".join(classes)}"' if classes else ""
             cells.append(f"<td{css}>{html.escape(format_cell(value))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     if not rows:
@@ -128,6 +153,9 @@ def render_report(
     tables: Sequence[tuple[str, TableLike]] = (),
     figures: Sequence[tuple[str, str | os.PathLike[str] | bytes]] = (),
     notes: str | Iterable[str] | None = None,
+    *,
+    lead: Sequence[str] = (),
+    lead_table: tuple[str, TableLike] | None = None,
 ) -> str:
     """Return the HTML text of a report (see :func:`write_report`)."""
     from qossim import __version__
@@ -140,6 +168,15 @@ def render_report(
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
+    if lead or lead_table is not None:
+        parts.append('<h2 id="published">Against the published results</h2>')
+        if lead_table is not None:
+            parts.append(f"<p>{html.escape(lead_table[0])}</p>")
+            parts.append(_table_html(lead_table[1]))
+        if lead:
+            parts.append('<ul class="differences">')
+            parts.extend(f"<li>{html.escape(str(n))}</li>" for n in lead)
+            parts.append("</ul>")
     toc = [
         f'<li><a href="#{_anchor("t", i)}">{html.escape(t)}</a></li>'
         for i, (t, _) in enumerate(tables)
@@ -171,15 +208,19 @@ def write_report(
     tables: Sequence[tuple[str, TableLike]] = (),
     figures: Sequence[tuple[str, str | os.PathLike[str] | bytes]] = (),
     notes: str | Iterable[str] | None = None,
+    *,
+    lead: Sequence[str] = (),
+    lead_table: tuple[str, TableLike] | None = None,
 ) -> Path:
     """Write ``DIRECTORY/index.html`` atomically and return its path.
 
     ``tables`` is a list of ``(title, DataFrame or list of dicts)``;
     ``figures`` a list of ``(title, PNG path or PNG bytes)``, embedded as
-    base64 data URIs; ``notes`` a string or list of strings. The page
-    references no external resource.
+    base64 data URIs; ``notes`` a string or list of strings. ``lead_table`` and
+    ``lead`` (lines) open the page under "Against the published results". Cells that
+    are :class:`Styled` carry their CSS class. The page references no external resource.
     """
-    text = render_report(title, tables, figures, notes)
+    text = render_report(title, tables, figures, notes, lead=lead, lead_table=lead_table)
     return atomic_write_text(Path(directory) / "index.html", text)
 
 

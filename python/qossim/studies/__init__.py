@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 from qossim import _toml
 from qossim.campaign import gather_jobs, make_job, run_jobs
 from qossim.errors import StudyError
-from qossim.report import write_report
+from qossim.report import VERDICT_CLASSES, Styled, write_report
 from qossim.results import atomic_write_text
 from qossim.stats import CI
+from qossim.studies import published
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,11 +156,17 @@ class Table:
 
 @dataclass
 class StudyOutput:
-    """What a study returns: tables, figures ``(title, png path)`` and notes."""
+    """What a study returns: tables, figures ``(title, png path)`` and notes.
+
+    ``differences`` is filled by :func:`reproduce` when it compares the tables with the
+    study's published ones (:mod:`qossim.studies.published`): the cells whose verdict is
+    ``differs``.
+    """
 
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, Path]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    differences: list[Any] = field(default_factory=list)
 
 
 def _clean(value: Any) -> Any:
@@ -197,18 +204,76 @@ def _runs_label(table: Table, row: str) -> str:
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
 
 
+#: The mark of each verdict beside a published value (text and HTML).
+VERDICT_MARKS = {"within CI": "✓", "close": "≈", "differs": "✗"}
+
+#: The line that explains the marks, printed under a compared table.
+VERDICT_LEGEND = (
+    "✓ the published (or theoretical) value lies inside the reproduced 95 % interval, "
+    "≈ within the declared tolerance, ✗ differs (the study README traces why)"
+)
+
+
+def format_published(record: Mapping[str, Any] | None) -> str:
+    """Format a record's published value with its verdict mark (blank when not compared)."""
+    if record is None or record.get("published") is None:
+        return ""
+    mark = VERDICT_MARKS.get(str(record.get("verdict")), "")
+    text = f"{record['published']:.6g}"
+    return f"{text} {mark}" if mark else text
+
+
+def compared_columns(table: Table) -> set[str]:
+    """Return the columns of ``table`` compared with a published table in some row.
+
+    Columns compared with a reference of the same table (queueing theory) are not among
+    them: their cells carry the verdict mark, the reference is already a column.
+    """
+    return {
+        r["column"]
+        for r in table.records
+        if r.get("published") is not None
+        and not str(r.get("against")).startswith(published.REFERENCE_PREFIX)
+    }
+
+
+def table_layout(table: Table) -> tuple[list[str], list[list[tuple[str, str | None]]]]:
+    """Return a table's header and its cells as ``(text, verdict or None)``.
+
+    A column compared with a published table is followed by a ``published`` column that
+    holds the published value and its verdict mark.
+    """
+    compared = compared_columns(table)
+    header = [table.row_label or ""]
+    for c in table.columns:
+        header.append(c)
+        if c in compared:
+            header.append(f"{c} · published")
+    header.append("runs")
+    rows = []
+    for row in table.rows:
+        line: list[tuple[str, str | None]] = [(row, None)]
+        for c in table.columns:
+            record = table.cell(row, c)
+            v = record.get("verdict") if record else None
+            text = format_cell(record)
+            if v and c not in compared:
+                text = f"{text} {VERDICT_MARKS[v]}"
+            line.append((text, v))
+            if c in compared:
+                line.append((format_published(record), v))
+        line.append((_runs_label(table, row), None))
+        rows.append(line)
+    if rows and not any(line[-1][0] for line in rows):
+        header.pop()
+        rows = [line[:-1] for line in rows]
+    return header, rows
+
+
 def table_grid(table: Table) -> tuple[list[str], list[list[str]]]:
     """Return the header and rows of a table as formatted strings."""
-    header = [table.row_label or "", *table.columns, "runs"]
-    rows = [
-        [
-            row,
-            *(format_cell(table.cell(row, c)) for c in table.columns),
-            _runs_label(table, row),
-        ]
-        for row in table.rows
-    ]
-    return header, rows
+    header, rows = table_layout(table)
+    return header, [[text for text, _ in line] for line in rows]
 
 
 def format_text(output: StudyOutput, study: str = "") -> str:
@@ -225,7 +290,19 @@ def format_text(output: StudyOutput, study: str = "") -> str:
 
         title = f"{study}: {table.title}" if study else table.title
         rule = "-" * max(len(title), sum(widths) + 2 * (len(widths) - 1))
-        blocks.append("\n".join([title, rule, line(header), *(line(r) for r in rows)]))
+        lines = [title, rule, line(header), *(line(r) for r in rows)]
+        if any(r.get("verdict") for r in table.records):
+            lines.append(f"({VERDICT_LEGEND})")
+        blocks.append("\n".join(lines))
+    if output.differences:
+        blocks.append(
+            "\n".join(
+                [
+                    "differences from the published results:",
+                    *(f"  - {describe_difference(d)}" for d in output.differences),
+                ]
+            )
+        )
     if output.notes:
         blocks.append("\n".join(["notes:", *(f"  - {n}" for n in output.notes)]))
     return "\n\n".join(blocks) + "\n"
@@ -244,15 +321,44 @@ def format_json(output: StudyOutput) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def describe_difference(d: Any) -> str:
+    """One line for a difference: where, published against reproduced, and its cause."""
+    where = f"{d.table.number}, {d.cell.row}, {d.cell.column}"
+    line = f"{where}: published {d.cell.text}, reproduced {d.reproduced:.4g}"
+    if d.explanation is None:
+        return f"{line} — not explained yet"
+    return f"{line} — {d.explanation.cause} (README: {d.explanation.link})"
+
+
 def write_study_report(name: str, module: ModuleType, output: StudyOutput, out_dir: Path) -> Path:
-    """Write the study's HTML report into ``out_dir/index.html``."""
+    """Write the study's HTML report into ``out_dir/index.html``.
+
+    Compared cells are coloured by verdict; the page opens with the ``fidelity`` table
+    and the list of differences with their causes.
+    """
     tables = []
+    lead_table = None
     for table in output.tables:
-        header, rows = table_grid(table)
+        header, rows = table_layout(table)
         header[0] = header[0] or " "
-        tables.append((table.title, [dict(zip(header, r, strict=True)) for r in rows]))
+        styled = [
+            {
+                h: Styled(text, VERDICT_CLASSES.get(v or ""))
+                for h, (text, v) in zip(header, line, strict=True)
+            }
+            for line in rows
+        ]
+        if table.id == "fidelity":
+            lead_table = (table.title, styled)
+        else:
+            tables.append((table.title, styled))
     title = getattr(module, "TITLE", None) or f"qossim study: {name}"
-    return write_report(out_dir, title, tables, output.figures, output.notes)
+    lead = [describe_difference(d) for d in output.differences]
+    if any(r.get("verdict") for t in output.tables for r in t.records):
+        lead.append(VERDICT_LEGEND)
+    return write_report(
+        out_dir, title, tables, output.figures, output.notes, lead=lead, lead_table=lead_table
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -403,6 +509,7 @@ def reproduce(
     output = module.reproduce(quick=quick, only=selected, out_dir=target, progress=progress)
     if not isinstance(output, StudyOutput):
         raise StudyError(f"{name}: reproduce() returned {type(output).__name__}, not StudyOutput")
+    output.differences = published.compare(name, output)
     report = write_study_report(name, module, output, target)
     record = {"study": name, "experiments": selected or every, "quick": quick}
     atomic_write_text(target / REPORT_RECORD, json.dumps(record, indent=1) + "\n")

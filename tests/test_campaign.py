@@ -261,3 +261,24 @@ def test_damaged_runs_are_set_aside_and_run_again(campaign_file, tmp_path, fake_
     aside = sorted(p.name for p in (out / "damaged").iterdir())
     assert [name[:64] for name in aside] == sorted(keys[:3])
     assert verify_run_dir(runs / keys[0]) is None
+
+
+def test_a_grid_over_tables_and_arrays_gathers_summarizes_and_reports(tmp_path, make_campaign):
+    """Grid values that are tables or arrays become readable, hashable labels."""
+    from qossim.report import campaign_report
+
+    path = make_campaign(
+        tmp_path,
+        seeds="2",
+        grid="fake.queue = [{kind = 'red', min_th = 5}, {kind = 'codel'}]\n"
+        "fake.delays = [['2ms', '20ms'], ['40ms']]",
+    )
+    out = tmp_path / "out"
+    table = run_campaign(path, jobs=1, progress=False, out=out)
+    assert len(table) == 8
+    assert set(table["fake.queue"]) == {"{kind = red, min_th = 5}", "{kind = codel}"}
+    assert set(table["fake.delays"]) == {"[2ms, 20ms]", "[40ms]"}
+    summary = summarize(gather(out))
+    assert len(summary.drop_duplicates(["fake.queue", "fake.delays"])) == 4
+    page = campaign_report(out, out / "report").read_text()
+    assert "{kind = red, min_th = 5}" in page

@@ -805,13 +805,39 @@ def _rows_to_frame(rows: list[dict[str, Any]], params: Sequence[str]) -> pd.Data
     return frame
 
 
+def param_label(value: Any) -> Any:
+    """Return a grid parameter's value as a table cell (hashable and printable).
+
+    Scalars stay as they are; tables and arrays become a one-line label in TOML's inline
+    shape, strings unquoted (``{kind = red, min_th = 5}``, ``[2ms, 20ms]``), whatever
+    the type of the value a grid varied (a queue discipline, a list of access delays).
+    """
+    if isinstance(value, Mapping):
+        items = (f"{_bare_key(k)} = {param_label_text(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(param_label_text(v) for v in value) + "]"
+    return value
+
+
+def param_label_text(value: Any) -> str:
+    """Return :func:`param_label` of ``value`` as text."""
+    label = param_label(value)
+    return label if isinstance(value, (Mapping, list, tuple)) else format_value(value)
+
+
+def _bare_key(key: Any) -> str:
+    text = str(key)
+    return text if text and all(c.isalnum() or c in "_-" for c in text) else format_value(text)
+
+
 def _row(run_dir: Path, params: Sequence[str] | None = None) -> dict[str, Any]:
     manifest = read_manifest(run_dir)
     summary = read_summary(run_dir)
     row: dict[str, Any] = {}
     run_params = manifest.get("params", {}) or {}
     for key in params if params is not None else run_params:
-        row[key] = run_params.get(key)
+        row[key] = param_label(run_params.get(key))
     row["seed"] = manifest.get("seed")
     for key, value in _scalars(summary).items():
         if key in row:

@@ -87,3 +87,19 @@ def test_fingerprints_are_deterministic_and_capped():
     b = fingerprint.compute(paths, root=ROOT)
     assert a == b
     assert all(f.events <= fingerprint.EVENTS for f in a)
+
+
+def test_the_store_is_found_from_any_working_directory(tmp_path):
+    """Outside the checkout the command still checks against the checkout's store."""
+    example = ROOT / "studies" / "examples" / "flows.toml"
+    done = _cli(str(example), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 fingerprints match" in done.stdout
+    inside = _cli(os.path.relpath(example, ROOT / "docs"), cwd=ROOT / "docs")
+    assert inside.returncode == 0 and "2 fingerprints match" in inside.stdout
+
+
+def test_a_missing_store_is_named(tmp_path):
+    done = _cli("--store", str(tmp_path / "none.jsonl"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"{tmp_path / 'none.jsonl'}: no fingerprint store")

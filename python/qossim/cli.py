@@ -221,17 +221,26 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     """Check (or with --update, record) the fingerprints of scenarios and campaign points."""
     from qossim import fingerprint
 
-    paths = args.paths or ["scenarios", "studies"]
+    found = fingerprint.find_root()
+    if found is None and not args.store:
+        raise QossimError(
+            "fingerprint: no qossim checkout here or above (a folder with scenarios/ and "
+            "tests/data/fingerprints.jsonl); run it inside a checkout or give --store FILE"
+        )
+    root = found if found is not None else Path(".")
+    paths = args.paths or [str(root / "scenarios"), str(root / "studies")]
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         raise QossimError([f"{p}: no such file or directory" for p in missing])
-    store = Path(args.store) if args.store else fingerprint.default_store()
+    store = Path(args.store) if args.store else fingerprint.default_store(root)
+    if not store.is_file() and not args.update:
+        raise QossimError(f"{store}: no fingerprint store (record one with --update)")
     files = {
-        Path(os.path.relpath(f, ".")).as_posix()
+        Path(os.path.relpath(f, root)).as_posix()
         for p in paths
         for f in (sorted(Path(p).rglob("*.toml")) if Path(p).is_dir() else [Path(p)])
     }
-    dirs = [Path(os.path.relpath(p, ".")).as_posix() + "/" for p in paths if Path(p).is_dir()]
+    dirs = [Path(os.path.relpath(p, root)).as_posix() + "/" for p in paths if Path(p).is_dir()]
 
     def covered(file: str) -> bool:
         # A stored file under a checked folder is checked even if it is gone.
@@ -239,7 +248,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
 
     stored = fingerprint.load(store)
     mine = [f for f in stored if covered(f.file)]
-    fresh = fingerprint.compute(paths)
+    fresh = fingerprint.compute(paths, root)
     changes = fingerprint.compare(mine, fresh)
     for line in changes:
         print(line)

@@ -92,6 +92,21 @@ def default_store(root: str | os.PathLike[str] = ".") -> Path:
     return Path(root) / "tests" / "data" / "fingerprints.jsonl"
 
 
+def find_root(start: str | os.PathLike[str] = ".") -> Path | None:
+    """Return the qossim checkout holding ``start`` (or the installed package), or None.
+
+    A checkout is a folder with ``scenarios/`` and the store ``tests/data/
+    fingerprints.jsonl``: the first such folder from ``start`` upwards, else the
+    checkout the running package was installed from in editable mode.
+    """
+    here = Path(start).resolve()
+    package = Path(__file__).resolve().parents[2]
+    for folder in (here, *here.parents, package):
+        if default_store(folder).is_file() and (folder / "scenarios").is_dir():
+            return folder
+    return None
+
+
 def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     out: list[Path] = []
     for p in paths:

@@ -9,7 +9,7 @@ Quick start::
 
     import qossim
 
-    result = qossim.run("scenarios/reference.toml", seed=1, set={"traffic.load": 0.8})
+    result = qossim.run("scenarios/reference.toml", seed=1, set={"traffic.0.flows": 500})
     result.summary
     result.timeseries(result.series_names[0])
     result.save("runs/reference-s1")

@@ -235,6 +235,9 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     store = Path(args.store) if args.store else fingerprint.default_store(root)
     if not store.is_file() and not args.update:
         raise QossimError(f"{store}: no fingerprint store (record one with --update)")
+    # Names are relative to the checkout, through any symbolic links on the way.
+    root = root.resolve()
+    paths = [str(Path(p).resolve()) for p in paths]
     files = {
         Path(os.path.relpath(f, root)).as_posix()
         for p in paths
@@ -260,7 +263,8 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     if changes:
         print(
             f"{len(changes)} of {len(fresh)} fingerprints differ from {store}; if the change "
-            "is intended, record it with: qossim fingerprint --update " + " ".join(paths)
+            "is intended, record it with: "
+            + " ".join(["qossim fingerprint --update", *(args.paths or [])])
         )
         return 1
     print(f"{len(fresh)} fingerprints match {store}")

@@ -212,3 +212,28 @@ def test_real_process_exit_codes(scenario_file, tmp_path, cli):
     assert shown.returncode == 0 and "seed" in shown.stdout
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["seed"] == 1
+
+
+def test_a_campaign_given_to_validate_or_run_is_named_as_one(campaign_file, capsys):
+    """One line that says what the file is and which command takes it."""
+    for command in ("validate", "run"):
+        assert main([command, str(campaign_file)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [
+            f"{campaign_file}:1: campaign: this is a campaign file, not a scenario; "
+            f"run it with `qossim sweep {campaign_file}`"
+        ]
+
+
+def test_a_scenario_given_to_sweep_is_named_as_one(scenario_file, capsys):
+    assert main(["sweep", str(scenario_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"{scenario_file}: this is a scenario file, not a campaign")
+    assert f"`qossim run {scenario_file}`" in err[0]
+
+
+def test_a_misspelt_study_name_gets_the_closest(capsys):
+    assert main(["reproduce", "pnc"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pnc: unknown study (did you mean 'pcn'?)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import weakref
@@ -91,6 +92,9 @@ def run_text(
     ``filename`` is the name diagnostics use for the text.
     """
     overrides = normalize_overrides(set)
+    wrong = campaign_not_scenario(text, filename)
+    if wrong:
+        raise ScenarioError(wrong)
     trace_dir = Path(tempfile.mkdtemp(prefix="qossim-trace-"))
     try:
         desc = Path(filename).stem or "run"
@@ -136,7 +140,30 @@ def validate_text(
     filename: str = TEXT_FILENAME,
 ) -> list[str]:
     """Validate a scenario given as TOML text; return its diagnostics."""
-    return _engine.validate(text, filename, normalize_overrides(set))
+    overrides = normalize_overrides(set)
+    wrong = campaign_not_scenario(text, filename)
+    if wrong:
+        return [wrong]
+    return _engine.validate(text, filename, overrides)
+
+
+_CAMPAIGN_TABLE = re.compile(r"^\s*\[\s*campaign\s*\]", re.MULTILINE)
+
+
+def campaign_not_scenario(text: str, filename: str) -> str | None:
+    """Return the one diagnostic for a campaign file given where a scenario belongs.
+
+    A campaign file (one with a ``[campaign]`` table) would otherwise be reported as a
+    scenario with every campaign table unknown and the scenario's tables missing.
+    """
+    match = _CAMPAIGN_TABLE.search(text)
+    if match is None:
+        return None
+    line = text.count("\n", 0, match.start()) + 1
+    return (
+        f"{filename}:{line}: campaign: this is a campaign file, not a scenario; "
+        f"run it with `qossim sweep {filename}`"
+    )
 
 
 def result_from_raw(

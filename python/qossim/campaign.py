@@ -243,6 +243,11 @@ class Campaign:
         scenario dictionary.
         """
         problems: list[str] = []
+        if "campaign" not in data and ({"run", "topology", "traffic"} & set(data)):
+            raise CampaignError(
+                f"{label}: this is a scenario file, not a campaign (a campaign has a "
+                f"[campaign] table); run it with `qossim run {label}`"
+            )
         for key in data:
             if key not in _TOP_KEYS:
                 problems.append(f"{label}: {key}: unknown table (expected campaign, grid, set)")

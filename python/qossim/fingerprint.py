@@ -111,7 +111,9 @@ def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         p = Path(p)
-        out.extend(sorted(p.rglob("*.toml")) if p.is_dir() else [p])
+        found = sorted(p.rglob("*.toml")) if p.is_dir() else [p]
+        # A study's published data (studies/<study>/published/) is not a scenario.
+        out.extend(f for f in found if p == f or "published" not in f.relative_to(p).parts)
     return out
 
 

@@ -434,3 +434,44 @@ fn an_on_off_source_needs_an_on_period() {
         .to_string()
         .contains("traffic.0.on: the mean on period must be positive"));
 }
+
+#[test]
+fn a_misspelt_kind_or_model_is_one_diagnostic_with_the_closest_name() {
+    let topo = diags(&OK.replace("kind = \"dumbbell\"", "kind = \"dumbel\""));
+    assert_eq!(topo.len(), 1, "{topo:?}");
+    assert_eq!(topo[0].path, "topology.kind");
+    assert!(
+        topo[0]
+            .reason
+            .contains("unknown topology \"dumbel\" (did you mean \"dumbbell\"?)"),
+        "{}",
+        topo[0].reason
+    );
+
+    let model = diags(&OK.replace(
+        "model = \"CBR\"",
+        "model = \"tpc\"\npacket_size = \"1500B\"",
+    ));
+    assert_eq!(model.len(), 1, "{model:?}");
+    assert!(
+        model[0].reason.contains("(did you mean \"tcp\"?)"),
+        "{}",
+        model[0].reason
+    );
+
+    let queue = OK.replace(
+        "[[traffic]]",
+        "[links.\"r0-r1\"]\nqueue = { kind = \"codle\", target = \"5ms\" }\n[[traffic]]",
+    );
+    let queue = diags(&queue);
+    assert_eq!(queue.len(), 1, "{queue:?}");
+    assert!(
+        queue[0].reason.contains("(did you mean \"codel\"?)"),
+        "{}",
+        queue[0].reason
+    );
+
+    // A name far from every kind gets no guess.
+    let far = diags(&OK.replace("kind = \"dumbbell\"", "kind = \"zzzzzzzzzz\""));
+    assert!(!far[0].reason.contains("did you mean"), "{}", far[0].reason);
+}

@@ -85,8 +85,12 @@ def study_names() -> list[str]:
 def get_study(name: str) -> ModuleType:
     """Return a registered study module; raise StudyError for an unknown name."""
     if name not in _REGISTRY:
+        import difflib
+
         known = ", ".join(_REGISTRY) or "none"
-        raise StudyError(f"{name}: unknown study (registered: {known})")
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise StudyError(f"{name}: unknown study{hint} (registered: {known})")
     module = _REGISTRY[name]
     if isinstance(module, str):
         module = importlib.import_module(module)

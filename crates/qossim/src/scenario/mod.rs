@@ -703,8 +703,10 @@ pub fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
     if name == "tcp" {
         return read_tcp(cx, t).map(TrafficModel::Tcp);
     }
+    let known_model = matches!(name.as_str(), "cbr" | "onoff" | "poisson" | "trace")
+        || models::named_model(&name).is_some();
     for &key in TCP_KEYS {
-        if t.has(key) {
+        if known_model && t.has(key) {
             t.error(
                 cx,
                 key,
@@ -862,10 +864,16 @@ fn read_source_model(cx: &Cx, t: &Tbl, name: &str, base: &Path) -> Option<Source
                 t.error(
                     cx,
                     "model",
-                    format!(
-                        "unknown model {other:?}; use cbr, onoff, poisson, trace, tcp or one of {}",
-                        models::model_names().join(", ")
-                    ),
+                    {
+                        let mut names = vec!["cbr", "onoff", "poisson", "trace", "tcp"];
+                        let named = models::model_names();
+                        names.extend(named.iter().copied());
+                        format!(
+                            "unknown model {other:?}{}; use cbr, onoff, poisson, trace, tcp or one of {}",
+                            walk::did_you_mean(other, &names),
+                            named.join(", ")
+                        )
+                    },
                 );
                 None
             }

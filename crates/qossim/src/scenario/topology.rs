@@ -248,7 +248,13 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
             t.error(
                 cx,
                 "kind",
-                format!("unknown queue kind {other:?}; use droptail, priority, red, rio or codel"),
+                format!(
+                    "unknown queue kind {other:?}{}; use droptail, priority, red, rio or codel",
+                    super::walk::did_you_mean(
+                        other,
+                        &["droptail", "priority", "red", "rio", "codel"]
+                    )
+                ),
             );
             None
         }
@@ -930,9 +936,10 @@ fn build_named(
                 for f in registry.families() {
                     kinds.extend(f.topology_kinds());
                 }
+                let hint = super::walk::did_you_mean(other, &kinds);
                 let (last, rest) = kinds.split_last().expect("core kinds");
                 format!(
-                    "unknown topology {other:?}; use {} or {last}",
+                    "unknown topology {other:?}{hint}; use {} or {last}",
                     rest.join(", ")
                 )
             });

@@ -83,6 +83,11 @@ impl Cx {
             .any(|d| d.path == path || d.path.starts_with(&prefix))
     }
 
+    /// True if a problem was recorded for exactly `path`.
+    pub fn has_error_at(&self, path: &str) -> bool {
+        self.diags.borrow().iter().any(|d| d.path == path)
+    }
+
     /// True if any problem was recorded.
     pub fn has_errors(&self) -> bool {
         !self.diags.borrow().is_empty()
@@ -485,6 +490,11 @@ impl<'a> Tbl<'a> {
         // A known key left unread because reading this table stopped at an error is not
         // a second mistake.
         let failed = cx.has_error_under(&self.path);
+        // With its kind (or model) unknown, the table's keys are those of a kind nobody
+        // can name: the one mistake is the kind, not the keys of the kind meant.
+        if cx.has_error_at(&self.key_path("kind")) || cx.has_error_at(&self.key_path("model")) {
+            return;
+        }
         for (k, _) in self.t.iter() {
             if !used.contains(k) {
                 if known.contains(&k) {
@@ -513,6 +523,13 @@ impl<'a> Tbl<'a> {
             }
         }
     }
+}
+
+/// " (did you mean \"X\"?)" for the known name closest to `k`, or "" when none is close.
+pub fn did_you_mean(k: &str, known: &[&str]) -> String {
+    closest(k, known)
+        .map(|s| format!(" (did you mean {s:?}?)"))
+        .unwrap_or_default()
 }
 
 fn closest<'k>(k: &str, known: &[&'k str]) -> Option<&'k str> {

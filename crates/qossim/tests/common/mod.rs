@@ -24,8 +24,8 @@ pub fn num(out: &RunOutput, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("no numeric summary key {key}"))
 }
 
-/// Every shipped scenario file under `scenarios/` and `studies/` (campaign files left
-/// out), sorted, with its text.
+/// Every shipped scenario file under `scenarios/` and `studies/` (campaign files and the
+/// studies' published data under `published/` left out), sorted, with its text.
 pub fn shipped_scenarios() -> Vec<(std::path::PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut out = Vec::new();
@@ -34,7 +34,9 @@ pub fn shipped_scenarios() -> Vec<(std::path::PathBuf, String)> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let p = entry.unwrap().path();
             if p.is_dir() {
-                stack.push(p);
+                if p.file_name().is_some_and(|n| n != "published") {
+                    stack.push(p);
+                }
             } else if p.extension().is_some_and(|e| e == "toml") {
                 let text = std::fs::read_to_string(&p).unwrap();
                 if !text.lines().any(|l| l.trim() == "[campaign]") {

@@ -237,3 +237,49 @@ def test_a_misspelt_study_name_gets_the_closest(capsys):
     assert main(["reproduce", "pnc"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pnc: unknown study (did you mean 'pcn'?)")
+
+
+def test_reproduce_help_lists_every_study_and_its_experiments(capsys):
+    from qossim import studies
+
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    out = capsys.readouterr().out
+    for name in studies.study_names():
+        assert f"\n  {name}" in out
+        ids = " ".join(str(e) for e in studies.get_study(name).EXPERIMENTS)
+        assert ids in out
+
+
+def test_sweep_dry_run_lists_points_and_runs_nothing(campaign_file, tmp_path, capsys, fake_engine):
+    out = tmp_path / "dry"
+    assert main(["sweep", str(campaign_file), "--dry-run", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2 points x 3 seeds = 6 runs (0 already stored" in text
+    assert "traffic.0.flows=5" in text and "traffic.0.flows=9" in text
+    assert not fake_engine.runs
+    assert not out.exists()
+
+
+def test_show_a_campaign_directory_and_filter_its_metrics(campaign_file, tmp_path, capsys):
+    out = tmp_path / "camp"
+    assert main(["sweep", str(campaign_file), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out), "--metric", "link.a-b.*"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"campaign: {out} (6 runs; parameters: traffic.0.flows)")
+    assert "point: traffic.0.flows=5" in text
+    assert "link.a-b.throughput_bps" in text and "group." not in text
+    assert main(["show", str(out), "--metric", "link.a-b.throughput_bps", "--format", "csv"]) == 0
+    csv_lines = capsys.readouterr().out.splitlines()
+    assert csv_lines[0] == "traffic.0.flows,metric,mean,ci_low,ci_high,runs"
+    assert len(csv_lines) == 3
+
+
+def test_show_a_run_as_json_with_a_filter(scenario_file, tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["run", str(scenario_file), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out), "--metric", "link.a-b.*", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data and all(k.startswith("link.a-b.") for k in data)

@@ -147,6 +147,18 @@ def test_cli_view_and_campaign_runs_keep_their_traces(tmp_path):
     )
     assert bad.returncode == 2
     assert bad.stderr.strip() == f"{run_dir}: no packet trace 'nope' (recorded: voice7)"
+    for flow, message in (
+        ("99", f"{run_dir}: --flow 99: no record of this flow in the trace (flows traced: 7)"),
+        ("99999999999999999999999", "a flow id is from 0 to 2^63 - 1"),
+    ):
+        unknown = subprocess.run(
+            [sys.executable, "-m", "qossim", "trace", str(run_dir), "--flow", flow],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert unknown.returncode == 2, unknown.stderr
+        assert message in unknown.stderr and not unknown.stdout
 
 
 def test_trace_errors_name_file_and_line(tmp_path):

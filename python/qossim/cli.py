@@ -118,6 +118,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """
     spec = campaign.Campaign.load(args.campaign)
     out = Path(args.out) if args.out is not None else spec.default_out_dir()
+    if args.dry_run:
+        return _dry_run(spec, out)
     table = campaign.run_campaign(
         spec,
         backend=args.backend,
@@ -164,6 +166,46 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_TIME_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _duration_s(text: Any) -> float | None:
+    """Seconds of a scenario time such as ``"1.5s"`` (None when it is not one)."""
+    import re
+
+    match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-z]+)\s*", str(text))
+    if not match or match.group(2) not in _TIME_UNITS:
+        return None
+    try:
+        return float(match.group(1)) * _TIME_UNITS[match.group(2)]
+    except ValueError:
+        return None
+
+
+def _dry_run(spec: campaign.Campaign, out: Path) -> int:
+    """Print a campaign's points, its runs and what they cost, and run nothing."""
+    from qossim import _toml
+
+    jobs = spec.jobs(out)
+    stored = sum(1 for j in jobs if is_result_dir(j.run_dir))
+    points = spec.points()
+    print(
+        f"campaign {spec.name}: {len(points)} points x {len(spec.seeds)} seeds = "
+        f"{len(jobs)} runs ({stored} already stored in {out}, {len(jobs) - stored} to run)"
+    )
+    base = _toml.loads(spec.scenario_text).get("run", {})
+    total = 0.0
+    for k, point in enumerate(points, start=1):
+        fixed = {**spec.fixed, **point}
+        duration = _duration_s(fixed.get("run.duration", base.get("duration"))) or 0.0
+        mine = jobs[(k - 1) * len(spec.seeds) : k * len(spec.seeds)]
+        total += duration * sum(1 for j in mine if not is_result_dir(j.run_dir))
+        label = ", ".join(f"{p}={_fmt(campaign.param_label(v))}" for p, v in point.items())
+        print(f"  {k:>4}  {label or '(no grid)'}")
+    print(f"simulated time to run: {total:g} s over {len(jobs) - stored} runs")
+    return EXIT_OK
+
+
 def _point_table(summary: Any, params: Sequence[str], metrics: Sequence[str]) -> str:
     """One row per grid point, one ``mean ± half-width`` column per metric."""
     rows: dict[tuple[Any, ...], dict[str, str]] = {}
@@ -186,19 +228,87 @@ def _point_table(summary: Any, params: Sequence[str], metrics: Sequence[str]) ->
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Print a run directory's manifest, summary and time series."""
+    """Print a run directory's manifest, summary and time series, or a campaign's table.
+
+    ``--metric PATTERN`` (repeatable, shell-style) keeps some summary metrics;
+    ``--format json|csv`` prints the summary (or the campaign's per-point summary) as
+    JSON or CSV instead of text.
+    """
+    path = Path(args.rundir)
+    if (path / campaign.RUNS_DIR).is_dir() and not is_result_dir(path):
+        return _show_campaign(path, args)
     result = Result.load(args.rundir)
+    pairs = _flatten(result.summary)
+    if args.metric:
+        pairs = [(k, v) for k, v in pairs if _matches(k, args.metric)]
+    if args.format == "json":
+        print(json.dumps(dict(pairs), indent=1, allow_nan=False, default=str))
+        return EXIT_OK
+    if args.format == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(["metric", "value"])
+        writer.writerows(pairs)
+        return EXIT_OK
     print(f"run: {args.rundir}")
     print("manifest:")
     _print_pairs([(k, v) for k, v in result.manifest.items() if k != "series"])
     print("summary:")
-    _print_pairs(_flatten(result.summary))
+    _print_pairs(pairs)
     print("series:")
     for name in result.series_names:
         frame = result.timeseries(name)
         print(f"  {name}: {len(frame)} rows; columns: {', '.join(map(str, frame.columns))}")
     if not result.series_names:
         print("  (none)")
+    return EXIT_OK
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """``0-3, 7, 9-10`` for sorted integers (at most 12 pieces)."""
+    pieces: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        pieces.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
+        i = j + 1
+    return ", ".join(pieces[:12]) + (", ..." if len(pieces) > 12 else "")
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _show_campaign(path: Path, args: argparse.Namespace) -> int:
+    """Print a campaign directory's per-point summary (mean, interval, runs)."""
+    table = campaign.gather(path)
+    summary = campaign.summarize(table)
+    if args.metric:
+        summary = summary[[_matches(str(m), args.metric) for m in summary["metric"]]]
+    if args.format == "json":
+        sys.stdout.write(summary.to_json(orient="records", lines=True))
+        return EXIT_OK
+    if args.format == "csv":
+        sys.stdout.write(summary.to_csv(index=False))
+        return EXIT_OK
+    params = list(summary.attrs.get("params", []))
+    print(f"campaign: {path} ({len(table)} runs; parameters: {', '.join(params) or 'none'})")
+    groups = summary.groupby(params, sort=False, dropna=False) if params else [((), summary)]
+    for point, rows in groups:
+        values = point if isinstance(point, tuple) else (point,)
+        label = ", ".join(f"{p}={_fmt(v)}" for p, v in zip(params, values, strict=True))
+        print(f"point: {label or '(no grid)'}")
+        cells = []
+        for record in rows.to_dict("records"):
+            cell = {"value": record["mean"], "ci_low": record["ci_low"]}
+            cell.update(ci_high=record["ci_high"], runs=record["runs"])
+            cells.append((str(record["metric"]), studies.format_cell(cell)))
+        _print_pairs(cells)
     return EXIT_OK
 
 
@@ -209,6 +319,13 @@ def cmd_trace(args: argparse.Namespace) -> int:
     result = Result.load(args.rundir)
     try:
         frame = result.trace(args.name, flow=args.flow)
+        if args.flow is not None and frame.empty:
+            flows = sorted(int(f) for f in result.trace(args.name)["flow"].unique())
+            listed = _ranges(flows) or "none"
+            raise QossimError(
+                f"{args.rundir}: --flow {args.flow}: no record of this flow in the trace "
+                f"(flows traced: {listed})"
+            )
     except KeyError as exc:
         raise QossimError(f"{args.rundir}: {exc.args[0]}") from None
     if args.event:
@@ -353,6 +470,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _flow_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"a flow id is from 0 to 2^63 - 1, got {value}")
+    return value
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -361,6 +488,22 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
+
+
+def _studies_listing() -> str:
+    """Return the registered studies with their titles and experiment ids (``--help``)."""
+    lines = ["studies and their experiments (--only ID ...):"]
+    for name in studies.study_names():
+        try:
+            module = studies.get_study(name)
+        except (QossimError, ImportError) as exc:
+            lines.append(f"  {name}: cannot be loaded ({exc})")
+            continue
+        title = getattr(module, "TITLE", "") or ""
+        lines.append(f"  {name}" + (f" — {title}" if title else ""))
+        ids = " ".join(str(e) for e in module.EXPERIMENTS)
+        lines.append(f"      {ids}")
+    return "\n".join(lines) + "\n"
 
 
 def _version_text() -> str:
@@ -419,16 +562,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--full", action="store_true", help="print every metric of every point, not just the named"
     )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the points and the runs to do; run nothing"
+    )
     p.set_defaults(handler=cmd_sweep)
 
-    p = sub.add_parser("show", help="print a run directory")
-    p.add_argument("rundir")
+    p = sub.add_parser("show", help="print a run directory or a campaign directory")
+    p.add_argument("rundir", help="run directory, or campaign directory (its per-point summary)")
+    p.add_argument(
+        "--metric",
+        action="append",
+        metavar="PATTERN",
+        help="only summary metrics matching this shell-style pattern (repeatable)",
+    )
+    p.add_argument(
+        "--format", choices=("text", "json", "csv"), default="text", help="output format"
+    )
     p.set_defaults(handler=cmd_show)
 
     p = sub.add_parser("trace", help="print a run's packet trace in time order")
     p.add_argument("rundir", help="run directory of a scenario with [[trace]]")
     p.add_argument("--name", help="which [[trace]] (needed when the run has several)")
-    p.add_argument("--flow", type=int, help="only this flow id")
+    p.add_argument("--flow", type=_flow_id, help="only this flow id")
     p.add_argument(
         "--event",
         action="extend",
@@ -450,7 +605,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="report directory (default: DIR/report)")
     p.set_defaults(handler=cmd_report)
 
-    p = sub.add_parser("reproduce", help="reproduce a study's tables and figures")
+    p = sub.add_parser(
+        "reproduce",
+        help="reproduce a study's tables and figures",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plain_help = p.format_help
+
+    def help_with_studies(plain: Any = plain_help) -> str:
+        # The studies are imported only when the help is asked for.
+        return plain() + "\n" + _studies_listing()
+
+    p.format_help = help_with_studies  # type: ignore[method-assign]
     p.add_argument("study", nargs="?", help="study name (default: every registered study)")
     p.add_argument("--quick", action="store_true", help="shorter runs, fewer seeds and points")
     p.add_argument("--only", action="extend", nargs="+", metavar="ID", help="experiment ids to run")

@@ -77,3 +77,15 @@ def test_mean_ci_edge_cases():
     assert math.isnan(mean_ci([]).mean)
     ci90 = mean_ci([1, 2, 3], confidence=0.90)
     assert ci90.half_width == pytest.approx(t_quantile(0.95, 2) * 1.0 / math.sqrt(3))
+
+
+def test_equal_values_have_their_value_as_mean_and_no_spread():
+    """Rounding must not invent an interval (it printed '0.2058 ± 8.3e-17')."""
+    from qossim.stats import mean_ci
+
+    for value in (0.2058, 0.1, 1e-300, 123456.789):
+        ci = mean_ci([value] * 3)
+        assert ci.mean == value and ci.low == value and ci.high == value
+        assert ci.half_width == 0.0
+    ci = mean_ci([0.1, 0.2, 0.3])
+    assert 0.1 <= ci.mean <= 0.3 and ci.half_width > 0

@@ -270,9 +270,14 @@ def _ci_of(values: Sequence[float], confidence: float) -> CI:
     n = len(values)
     if n == 0:
         return CI(math.nan, math.nan, math.nan, math.nan, 0, confidence)
-    mean = math.fsum(values) / n
+    low, high = min(values), max(values)
+    # The rounded quotient can fall outside [low, high] by an ulp; equal values have
+    # their value as mean and no spread (not a half-width of 1e-17 from rounding).
+    mean = min(max(math.fsum(values) / n, low), high)
     if n < 2:
         return CI(mean, math.nan, math.nan, math.nan, n, confidence)
+    if low == high:
+        return CI(low, low, low, 0.0, n, confidence, 0.0)
     var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     std = math.sqrt(var)
     half = t_quantile(0.5 + confidence / 2.0, n - 1) * std / math.sqrt(n)

@@ -138,3 +138,46 @@ def test_missing_core_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_core)
     with pytest.raises(EngineUnavailableError, match="maturin develop"):
         _engine.core_version()
+
+
+@pytest.mark.parametrize("seed", [2**64, -1, True, 1.5, "3"])
+def test_a_bad_seed_is_a_qossim_error(scenario_file, seed):
+    with pytest.raises(QossimError, match=r"^seed: must be"):
+        qossim.run(scenario_file, seed=seed)
+
+
+def test_api_misuse_raises_qossim_errors(campaign_file, tmp_path):
+    with pytest.raises(QossimError, match="summarize: expects the table"):
+        qossim.summarize(None)
+    with pytest.raises(QossimError, match="jobs: must be a whole number"):
+        qossim.run_campaign(campaign_file, jobs="2", out=tmp_path / "c")
+    with pytest.raises(QossimError, match="backend: must be one of"):
+        qossim.run_campaign(campaign_file, backend="slurm", out=tmp_path / "c")
+    looped: dict = {"run": {}}
+    looped["run"]["self"] = looped
+    with pytest.raises(ScenarioError, match="it contains itself"):
+        qossim.run(looped)
+
+
+def test_a_device_or_a_folder_is_not_read_as_a_scenario(tmp_path):
+    for path in ("/dev/zero", str(tmp_path)):
+        with pytest.raises(QossimError, match="not a regular file"):
+            qossim.validate(path)
+
+
+def test_a_campaign_too_large_is_refused_before_expansion(tmp_path, scenario_file):
+    from qossim.campaign import MAX_RUNS, Campaign
+
+    path = tmp_path / "big.toml"
+    path.write_text(
+        f'[campaign]\nscenario = "{scenario_file.name}"\nseeds = 1000\n'
+        f'[grid]\n"a.b" = {list(range(MAX_RUNS // 1000 + 1))}\n'
+    )
+    with pytest.raises(QossimError, match=r"grid: 1001000 runs .* more than the 1000000"):
+        Campaign.load(path)
+    path.write_text(f'[campaign]\nscenario = "{scenario_file.name}"\nseeds = 1000000000\n')
+    with pytest.raises(QossimError, match="1000000000 seeds is more than"):
+        Campaign.load(path)
+    path.write_text(f'[campaign]\nscenario = "{scenario_file.name}"\nseeds = [{2**64}]\n')
+    with pytest.raises(QossimError, match="integers from 0 to 2.64 - 1"):
+        Campaign.load(path)

@@ -34,12 +34,16 @@ def scenario_source(scenario: ScenarioLike) -> tuple[str, str]:
     if isinstance(scenario, Mapping):
         try:
             return _toml.dumps(scenario), DICT_FILENAME
+        except RecursionError:
+            raise ScenarioError(
+                f"{DICT_FILENAME}:0: <dict>: cannot write as TOML: it contains itself"
+            ) from None
         except (TypeError, ValueError) as exc:
             raise ScenarioError(f"{DICT_FILENAME}:0: <dict>: cannot write as TOML: {exc}") from None
     if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
         try:
-            return path.read_text(encoding="utf-8"), os.fspath(scenario)
+            return read_scenario_file(path), os.fspath(scenario)
         except UnicodeDecodeError:
             raise QossimError(f"{os.fspath(scenario)}: cannot read: not UTF-8 text") from None
         except OSError as exc:
@@ -48,6 +52,22 @@ def scenario_source(scenario: ScenarioLike) -> tuple[str, str]:
     raise TypeError(
         "scenario must be a path to a TOML file or a dict; use qossim.run_text() for TOML text"
     )
+
+
+def read_scenario_file(path: Path) -> str:
+    """Read a scenario or campaign file: a regular file of at most 256 MiB of UTF-8.
+
+    Raises :class:`QossimError` naming the file otherwise (a device such as
+    ``/dev/zero`` would be read forever).
+    """
+    name = os.fspath(path)
+    if path.exists() and not path.is_file():
+        raise QossimError(f"{name}: cannot read: not a regular file")
+    with path.open("rb") as f:
+        data = f.read(MAX_SCENARIO_BYTES + 1)
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise QossimError(f"{name}: cannot read: larger than {MAX_SCENARIO_BYTES} bytes")
+    return data.decode("utf-8")
 
 
 def run(
@@ -92,6 +112,7 @@ def run_text(
     ``filename`` is the name diagnostics use for the text.
     """
     overrides = normalize_overrides(set)
+    check_seed(seed)
     wrong = campaign_not_scenario(text, filename)
     if wrong:
         raise ScenarioError(wrong)
@@ -145,6 +166,20 @@ def validate_text(
     if wrong:
         return [wrong]
     return _engine.validate(text, filename, overrides)
+
+
+def check_seed(seed: Any) -> None:
+    """Raise :class:`QossimError` unless ``seed`` is None or an integer in [0, 2^64)."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise QossimError(f"seed: must be an integer from 0 to 2^64 - 1, got {seed!r}")
+    if not 0 <= seed < 2**64:
+        raise QossimError(f"seed: must be from 0 to 2^64 - 1, got {seed}")
+
+
+#: The largest scenario file read (a larger one is refused before reading it whole).
+MAX_SCENARIO_BYTES = 256 * 1024 * 1024
 
 
 _CAMPAIGN_TABLE = re.compile(r"^\s*\[\s*campaign\s*\]", re.MULTILINE)

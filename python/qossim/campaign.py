@@ -216,8 +216,12 @@ class Campaign:
     def load(cls, path: str | os.PathLike[str]) -> Campaign:
         """Read and check a campaign file; raise CampaignError listing every problem."""
         label = os.fspath(path)
+        from qossim.api import read_scenario_file
+
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_scenario_file(Path(path))
+        except QossimError as exc:
+            raise CampaignError(exc.lines[0]) from None
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             raise CampaignError(f"{label}: cannot read: {reason}") from None
@@ -271,7 +275,11 @@ class Campaign:
             scenario_path = Path(base_dir) / scenario
             scenario_file = os.fspath(scenario_path)
             try:
-                scenario_text = scenario_path.read_text(encoding="utf-8")
+                from qossim.api import read_scenario_file
+
+                scenario_text = read_scenario_file(scenario_path)
+            except QossimError as exc:
+                problems.append(f"{label}: campaign.scenario: {exc.lines[0]}")
             except (OSError, UnicodeDecodeError) as exc:
                 reason = getattr(exc, "strerror", None) or str(exc)
                 problems.append(
@@ -289,6 +297,14 @@ class Campaign:
                 problems.append(f"{label}: grid.{key}: must be a non-empty list of values")
         for key in sorted(set(grid) & set(fixed)):
             problems.append(f"{label}: {key}: set in both [grid] and [set]")
+        size = max(1, len(seeds))
+        for values in grid.values():
+            size *= max(1, len(values)) if isinstance(values, list) else 1
+        if size > MAX_RUNS:
+            problems.append(
+                f"{label}: grid: {size} runs (grid points x seeds) is more than the "
+                f"{MAX_RUNS} a campaign may hold"
+            )
         for table, entries in (("grid", grid), ("set", fixed)):
             for key, value in entries.items():
                 values = value if table == "grid" and isinstance(value, list) else [value]
@@ -347,6 +363,11 @@ class Campaign:
         return Path("runs") / (safe.strip(".") or "campaign")
 
 
+#: The most runs one campaign may hold (grid points times seeds); more is refused before
+#: anything is expanded or run.
+MAX_RUNS = 1_000_000
+
+
 def _parse_seeds(value: Any, label: str, problems: list[str]) -> list[int]:
     if isinstance(value, bool):
         value = None
@@ -354,18 +375,24 @@ def _parse_seeds(value: Any, label: str, problems: list[str]) -> list[int]:
         if value < 1:
             problems.append(f"{label}: campaign.seeds: a count of seeds must be >= 1")
             return []
+        if value > MAX_RUNS:
+            problems.append(
+                f"{label}: campaign.seeds: {value} seeds is more than the {MAX_RUNS} runs a "
+                "campaign may hold"
+            )
+            return []
         return list(range(1, value + 1))
     if (
         isinstance(value, list)
         and value
-        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in value)
     ):
         if len(set(value)) != len(value):
             problems.append(f"{label}: campaign.seeds: seeds must not repeat")
         return list(value)
     problems.append(
         f"{label}: campaign.seeds: must be a count (seeds = 5) or a non-empty list of "
-        "non-negative integers"
+        "integers from 0 to 2^64 - 1"
     )
     return []
 
@@ -751,6 +778,10 @@ def run_campaign(
     ``OUT/summary.csv``. ``table.attrs["counts"]`` tells how many runs were
     executed and how many were already stored.
     """
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise CampaignError(f"jobs: must be a whole number >= 1 or None, got {jobs!r}")
+    if backend not in BACKENDS:
+        raise CampaignError(f"backend: must be one of {', '.join(BACKENDS)}, got {backend!r}")
     spec = as_campaign(campaign)
     out_dir = Path(out) if out is not None else spec.default_out_dir()
     job_list = spec.jobs(out_dir)
@@ -933,6 +964,10 @@ def summarize(
     """
     import pandas as pd
 
+    if not isinstance(df, pd.DataFrame):
+        raise CampaignError(
+            f"summarize: expects the table of gather() or run_campaign(), got {type(df).__name__}"
+        )
     if by is None:
         by = df.attrs.get("params")
         if by is None:

@@ -338,7 +338,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     """Check (or with --update, record) the fingerprints of scenarios and campaign points."""
     from qossim import fingerprint
 
-    found = fingerprint.find_root()
+    found = fingerprint.find_root(recording=args.update)
     if found is None and not args.store:
         raise QossimError(
             "fingerprint: no qossim checkout here or above (a folder with scenarios/ and "

@@ -92,18 +92,27 @@ def default_store(root: str | os.PathLike[str] = ".") -> Path:
     return Path(root) / "tests" / "data" / "fingerprints.jsonl"
 
 
-def find_root(start: str | os.PathLike[str] = ".") -> Path | None:
+def find_root(start: str | os.PathLike[str] = ".", *, recording: bool = False) -> Path | None:
     """Return the qossim checkout holding ``start`` (or the installed package), or None.
 
     A checkout is a folder with ``scenarios/`` and the store ``tests/data/
     fingerprints.jsonl``: the first such folder from ``start`` upwards, else the
-    checkout the running package was installed from in editable mode.
+    checkout the running package was installed from in editable mode. When
+    ``recording`` (``--update``), a folder with ``scenarios/`` and no store yet is one
+    too: the store is then created there.
     """
     here = Path(start).resolve()
     package = Path(__file__).resolve().parents[2]
-    for folder in (here, *here.parents, package):
+    upwards = (here, *here.parents)
+    for folder in upwards:
         if default_store(folder).is_file() and (folder / "scenarios").is_dir():
             return folder
+    if recording:
+        for folder in upwards:
+            if (folder / "scenarios").is_dir():
+                return folder
+    if default_store(package).is_file() and (package / "scenarios").is_dir():
+        return package
     return None
 
 

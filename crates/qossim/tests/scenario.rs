@@ -475,3 +475,83 @@ fn a_misspelt_kind_or_model_is_one_diagnostic_with_the_closest_name() {
     let far = diags(&OK.replace("kind = \"dumbbell\"", "kind = \"zzzzzzzzzz\""));
     assert!(!far[0].reason.contains("did you mean"), "{}", far[0].reason);
 }
+
+#[test]
+fn what_cannot_be_meant_is_refused_on_its_line() {
+    let base = OK.to_string();
+    // A stop before its start.
+    let stopped = base.replace("flows = 10", "flows = 10\nstart = \"1.5s\"\nstop = \"1s\"");
+    let d = diags(&stopped);
+    assert_eq!(d.len(), 1, "{d:?}");
+    let stop_line = line_with(&stopped, "stop = ", 0);
+    assert_eq!(
+        (d[0].line, d[0].path.as_str()),
+        (stop_line, "traffic.0.stop")
+    );
+    assert!(
+        d[0].reason.starts_with("must be after start (1.5 s)"),
+        "{}",
+        d[0].reason
+    );
+    // A looping route.
+    let d = diags(&base.replace(
+        "flows = 10",
+        "flows = 10\nroute = [\"s0\", \"r0\", \"s0\", \"r0\", \"r1\", \"d1\"]",
+    ));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].reason.contains("\"s0\" appears twice"),
+        "{}",
+        d[0].reason
+    );
+    // Names that would forge lines or reorder a terminal, or that are empty.
+    for (name, needle) in [
+        ("v\\nlink.x.drops 0", "U+000A"),
+        ("v\\u202e", "U+202E"),
+        ("v\\u0000", "U+0000"),
+        ("", "may not be empty"),
+    ] {
+        let d = diags(&base.replace("name = \"v\"", &format!("name = \"{name}\"")));
+        assert_eq!(d.len(), 1, "{name}: {d:?}");
+        assert_eq!(d[0].path, "traffic.0.name");
+        assert!(d[0].reason.contains(needle), "{name}: {}", d[0].reason);
+    }
+    let long = "x".repeat(201);
+    let d = diags(&base.replace("name = \"v\"", &format!("name = \"{long}\"")));
+    assert!(
+        d[0].reason.contains("at most 200 characters"),
+        "{}",
+        d[0].reason
+    );
+    // Duplicate traffic names and metric series are blamed on the second one's line.
+    let twice = format!(
+        "{base}\n[[traffic]]\nname = \"v\"\nfrom = \"s1\"\nto = \"d0\"\nmodel = \"CBR\"\n\
+         [[metric]]\nkind = \"link_throughput\"\nlink = \"r0-r1\"\n"
+    );
+    let d = diags(&twice);
+    assert_eq!(d.len(), 2, "{d:?}");
+    let first = line_with(&twice, "name = \"v\"", 0);
+    let second = line_with(&twice, "name = \"v\"", 1);
+    assert_eq!((d[0].line, d[0].path.as_str()), (second, "traffic.1.name"));
+    let said = format!("first given on line {first}");
+    assert!(d[0].reason.contains(&said), "{}", d[0].reason);
+    let header = line_with(&twice, "[[metric]]", 1);
+    assert_eq!(d[1].path, "metric.1.name");
+    assert!((header..header + 3).contains(&d[1].line), "{d:?}");
+    assert!(
+        d[1].reason
+            .contains("a second series named \"r0-r1.throughput\""),
+        "{}",
+        d[1].reason
+    );
+}
+
+/// The line (from 1) of the `nth` (from 0) line of `text` that contains `needle`.
+fn line_with(text: &str, needle: &str, nth: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth)
+        .map(|(i, _)| i + 1)
+        .expect("needle")
+}

@@ -421,26 +421,55 @@ fn read(registry: &Registry, cx: &Cx, root: &Tbl, file: &str, base: &Path) -> Op
         }
         return None;
     };
-    let traffic: Vec<TrafficSpec> = root
-        .tables(cx, "traffic")
+    let entries = root.tables(cx, "traffic");
+    let read: Vec<(usize, TrafficSpec)> = entries
         .iter()
-        .filter_map(|t| read_traffic(cx, t, &topo, base))
+        .enumerate()
+        .filter_map(|(i, t)| read_traffic(cx, t, &topo, base).map(|s| (i, s)))
         .collect();
-    let mut names = std::collections::HashSet::new();
-    for (i, t) in traffic.iter().enumerate() {
-        if !names.insert(t.name.clone()) {
+    let mut names = std::collections::HashMap::new();
+    for (i, t) in &read {
+        let line = entries[*i].line_of(cx, "name");
+        if let Some(first) = names.insert(t.name.clone(), line) {
+            names.insert(t.name.clone(), first);
             cx.error(
-                1,
+                line,
                 &format!("traffic.{i}.name"),
-                format!("duplicate traffic name {:?}", t.name),
+                format!(
+                    "duplicate traffic name {:?} (first given on line {first})",
+                    t.name
+                ),
             );
         }
     }
-    let metrics = root
-        .tables(cx, "metric")
-        .iter()
-        .filter_map(|m| read_metric(registry, cx, m, &topo, &traffic))
-        .collect();
+    let traffic: Vec<TrafficSpec> = read.into_iter().map(|(_, t)| t).collect();
+    let metric_tables = root.tables(cx, "metric");
+    let mut metrics: Vec<MetricSpec> = Vec::new();
+    let mut series_names = std::collections::HashMap::new();
+    for (i, m) in metric_tables.iter().enumerate() {
+        let Some(spec) = read_metric(registry, cx, m, &topo, &traffic) else {
+            continue;
+        };
+        let line = if m.has("name") {
+            m.line_of(cx, "name")
+        } else {
+            m.line()
+        };
+        if let Some(&first) = series_names.get(&spec.name) {
+            cx.error(
+                line,
+                &format!("metric.{i}.name"),
+                format!(
+                    "a second series named {:?} (the first is on line {first}); give one a \
+                     `name` of its own",
+                    spec.name
+                ),
+            );
+            continue;
+        }
+        series_names.insert(spec.name.clone(), line);
+        metrics.push(spec);
+    }
     let traces = trace::read(cx, root, &topo);
     let mut run = run;
     if let Some(RunSpec {
@@ -886,7 +915,7 @@ fn read_source_model(cx: &Cx, t: &Tbl, name: &str, base: &Path) -> Option<Source
 pub const MAX_FLOWS_PER_ENTRY: u64 = 10_000_000;
 
 fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<TrafficSpec> {
-    let name = t.req_str(cx, "name");
+    let name = t.req_name(cx, "name");
     let from = node_ref(cx, t, "from", topo);
     let to = node_ref(cx, t, "to", topo);
     let model = read_model(cx, t, base);
@@ -915,7 +944,20 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
         Some(0)
     };
     let stop = if t.has("stop") {
-        t.time(cx, "stop").map(Some)
+        t.time(cx, "stop").and_then(|s| match start {
+            Some(b) if s <= b => {
+                t.error(
+                    cx,
+                    "stop",
+                    format!(
+                        "must be after start ({} s); the entry would send nothing",
+                        crate::time::to_secs(b)
+                    ),
+                );
+                None
+            }
+            _ => Some(Some(s)),
+        })
     } else {
         Some(None)
     };
@@ -931,6 +973,14 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
                 let mut out = Vec::new();
                 for (v, line) in a {
                     match v.as_str().and_then(|n| topo.node(n)) {
+                        Some(i) if out.contains(&i) => {
+                            cx.error(
+                                line,
+                                &t.key_path("route"),
+                                format!("{v} appears twice: a route is a path and may not loop"),
+                            );
+                            return None;
+                        }
                         Some(i) => out.push(i),
                         None => {
                             cx.error(
@@ -1168,7 +1218,7 @@ fn read_metric(
         Some(crate::time::millis(50.0))
     };
     let name = if m.has("name") {
-        m.str(cx, "name")
+        m.name(cx, "name")
     } else {
         Some(String::new())
     };

@@ -213,6 +213,29 @@ impl<'a> Tbl<'a> {
         self.str(cx, key)
     }
 
+    /// A name that reaches terminals, summaries and file names: 1 to 200 characters,
+    /// none of them a control character (NUL, newline, escape) or a bidirectional
+    /// override, which would forge lines or reorder what a terminal shows.
+    pub fn name(&self, cx: &Cx, key: &str) -> Option<String> {
+        let n = self.str(cx, key)?;
+        match name_problem(&n) {
+            None => Some(n),
+            Some(reason) => {
+                self.error(cx, key, reason);
+                None
+            }
+        }
+    }
+
+    /// A required [`Tbl::name`].
+    pub fn req_name(&self, cx: &Cx, key: &str) -> Option<String> {
+        if !self.t.contains_key(key) {
+            cx.error(self.line, &self.key_path(key), "missing (required)");
+            return None;
+        }
+        self.name(cx, key)
+    }
+
     /// A string parsed with `parse` (which returns the reason on failure).
     pub fn parsed<T>(
         &self,
@@ -523,6 +546,30 @@ impl<'a> Tbl<'a> {
             }
         }
     }
+}
+
+/// The longest name a scenario may give (it may become part of a file name).
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// Why `n` cannot be a name, or None.
+pub fn name_problem(n: &str) -> Option<String> {
+    if n.is_empty() {
+        return Some("a name may not be empty".into());
+    }
+    let count = n.chars().count();
+    if count > MAX_NAME_CHARS {
+        return Some(format!(
+            "a name has at most {MAX_NAME_CHARS} characters, this one {count}"
+        ));
+    }
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if let Some(c) = n.chars().find(|&c| c.is_control() || bidi(c)) {
+        return Some(format!(
+            "a name may not hold control or bidirectional-override characters (U+{:04X})",
+            c as u32
+        ));
+    }
+    None
 }
 
 /// " (did you mean \"X\"?)" for the known name closest to `k`, or "" when none is close.

@@ -4,7 +4,7 @@
 //! connections' trees through them, and the post-run `abr.*` summary.
 
 use super::erica::EricaParams;
-use super::source::{AbrDestination, AbrSource, Hop, SourceKind, SourceParams};
+use super::source::{AbrDestination, AbrSource, Client, Hop, SourceKind, SourceParams};
 use super::switch::{AbrSwitch, Consolidation, VcAtSwitch};
 use crate::packet::{AgentId, LinkId, NONE};
 use crate::queue::Priority;
@@ -205,17 +205,9 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
         }
         Some("bursty") => {
             let mut response = 6144u64;
-            if t.has("response") {
-                match t.size(cx, "response") {
-                    Some(v) if (1..=1 << 30).contains(&v) => response = v,
-                    Some(v) => {
-                        t.error(
-                            cx,
-                            "response",
-                            format!("must be between 1 byte and 1 GiB, got {v}"),
-                        );
-                        ok = false;
-                    }
+            if t.has("response_cells") {
+                match t.uint_in(cx, "response_cells", 1, 1 << 24) {
+                    Some(v) => response = v,
                     None => ok = false,
                 }
             }
@@ -228,10 +220,10 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
             }
             t.finish(
                 cx,
-                &[VC_KEYS, TM_KEYS, &["response", "request_cells"]].concat(),
+                &[VC_KEYS, TM_KEYS, &["response_cells", "request_cells"]].concat(),
             );
             Some(SourceKind::Bursty {
-                response: response as u32,
+                response_cells: response as u32,
                 request_cells: req as u32,
             })
         }
@@ -537,7 +529,10 @@ impl Mechanism for AbrSpec {
             }
             let mut my_dests = Vec::new();
             let bursty = match v.kind {
-                SourceKind::Bursty { request_cells, .. } => Some(request_cells),
+                SourceKind::Bursty { request_cells, .. } => Some(Client {
+                    request_cells,
+                    start: v.start,
+                }),
                 _ => None,
             };
             for &d in &v.destinations {
@@ -551,6 +546,7 @@ impl Mechanism for AbrSpec {
                 })?;
                 // The upstream agent is set below, once the source exists.
                 let dst = AbrDestination::new(
+                    vi as u16,
                     &format!("{}.{}", v.name, names[d]),
                     d as u32,
                     Hop {
@@ -558,6 +554,7 @@ impl Mechanism for AbrSpec {
                         agent: NONE,
                     },
                     bursty,
+                    flow,
                     self.sample,
                     warmup,
                 );
@@ -594,6 +591,7 @@ impl Mechanism for AbrSpec {
                     .expect("checked");
                 let a = w.agents.get_mut::<AbrDestination>(id).expect("destination");
                 *a = AbrDestination::new(
+                    vi as u16,
                     &format!("{}.{}", v.name, names[d]),
                     d as u32,
                     Hop {
@@ -601,6 +599,7 @@ impl Mechanism for AbrSpec {
                         agent: up,
                     },
                     bursty,
+                    flow,
                     self.sample,
                     warmup,
                 );

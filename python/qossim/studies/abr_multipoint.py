@@ -527,6 +527,7 @@ def _destinations(c: Config) -> list[tuple[str, str, str]]:
 def summary_row(t: Table, c: Config, row: Mapping[str, Any], label: str) -> None:
     """Add one configuration's summary cells to ``t``."""
     t.add(label, "max queue (cells)", _num(row, "abr.max_queue_cells"))
+    t.add(label, "steady max queue (cells)", _num(row, "abr.steady_max_queue_cells"))
     u = _num(row, "abr.bottleneck_utilization")
     t.add(label, "bottleneck", row.get("abr.bottleneck"))
     t.add(label, "bottleneck util %", None if u is None else 100 * u)
@@ -781,8 +782,10 @@ def notes(plan: Plan, quick: bool) -> list[str]:
         "N = 100 and U = 0.90 in a WAN, intervals of at most 1 ms, delta = 0.1. Sources: "
         "ICR 150 Mb/s, RIF 1, PCR = link rate, MCR 0, Nrm 32, Trm 100 ms, ADTF 0.5 s.",
         "Averages (ACR, utilization, ER spread) leave out the first tenth of each run; cells "
-        "received count the whole run. The bottleneck is the forward link with the highest "
-        "utilization. The model has no randomness: every point is one run.",
+        "received count the whole run. Max queue: the largest ABR queue at any switch port "
+        "after the first tenth of the run; steady max queue: the same over the second "
+        "half. The bottleneck is the forward link with the highest utilization. The model "
+        "has no randomness: every point is one run.",
         "Destinations are numbered per connection in the order of the configuration "
         "(D1 first); the figures name them SOURCE->Dk.",
     ]

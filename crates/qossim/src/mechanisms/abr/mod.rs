@@ -30,4 +30,4 @@ pub use source::{
     cell_interval, emit, AbrDestination, AbrSource, Client, ErStats, Hop, SourceKind, SourceParams,
     TCR,
 };
-pub use switch::{AbrSwitch, BranchCounts, Consolidation, SwitchPort, VcAtSwitch};
+pub use switch::{AbrSwitch, BranchCounts, Consolidation, QueueMax, SwitchPort, VcAtSwitch};

@@ -5,7 +5,7 @@
 
 use super::erica::EricaParams;
 use super::source::{AbrDestination, AbrSource, Client, Hop, SourceKind, SourceParams};
-use super::switch::{AbrSwitch, Consolidation, VcAtSwitch};
+use super::switch::{AbrSwitch, Consolidation, QueueMax, VcAtSwitch};
 use crate::packet::{AgentId, LinkId, NONE};
 use crate::queue::Priority;
 use crate::scenario::walk::{Cx, Tbl};
@@ -508,6 +508,8 @@ impl Mechanism for AbrSpec {
                 self.vcs.first().map(|v| v.params.pcr).unwrap_or(155.52e6),
                 self.sample,
                 warmup,
+                // The steady state: the second half of the run.
+                sc.run.duration / 2,
             );
             switch_of[node] = w.add_agent(&format!("abr.switch.{}", names[node]), Box::new(s));
         }
@@ -702,12 +704,13 @@ impl MechanismRun for AbrRun {
             }
         }
         let mut max_queue = 0usize;
+        let mut steady_max_queue = 0usize;
         let mut bottleneck: Option<(String, f64)> = None;
         for &sid in &self.switches {
             let Some(s) = w.agents.get_mut::<AbrSwitch>(sid) else {
                 continue;
             };
-            let ports: Vec<(LinkId, usize, bool)> = s
+            let ports: Vec<(LinkId, QueueMax, bool)> = s
                 .ports
                 .iter()
                 .map(|p| (p.link, p.max_queue, p.trunk))
@@ -725,8 +728,10 @@ impl MechanismRun for AbrRun {
             for (link, q, trunk) in ports {
                 let l = &w.net.links[link as usize];
                 let p = format!("abr.port.{}.", l.name);
-                m.insert(p.clone() + "max_queue_cells", json!(q));
-                max_queue = max_queue.max(q);
+                m.insert(p.clone() + "max_queue_cells", json!(q.warm));
+                m.insert(p.clone() + "steady_max_queue_cells", json!(q.steady));
+                max_queue = max_queue.max(q.warm);
+                steady_max_queue = steady_max_queue.max(q.steady);
                 if trunk {
                     let util = m
                         .get(&format!("link.{}.utilization", l.name))
@@ -744,6 +749,7 @@ impl MechanismRun for AbrRun {
             }
         }
         m.insert("abr.max_queue_cells".into(), json!(max_queue));
+        m.insert("abr.steady_max_queue_cells".into(), json!(steady_max_queue));
         if let Some((name, u)) = bottleneck {
             m.insert("abr.bottleneck".into(), json!(name));
             m.insert("abr.bottleneck_utilization".into(), json!(u));

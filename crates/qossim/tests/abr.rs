@@ -1,7 +1,8 @@
 //! ABR with ERICA end to end: infinite sources on unicast parking-lot and fork
 //! topologies converge to the max-min fair rates (computed here by water-filling), a
 //! point-to-multipoint source follows its slowest branch under every consolidation
-//! variant, no link carries more than its rate, and the `[abr]` section's diagnostics.
+//! variant, no link carries more than its rate, a bursty source answers each 16-cell
+//! request with one 6144-cell response, and the `[abr]` section's diagnostics.
 
 mod common;
 

@@ -50,13 +50,24 @@ def test_scenario_files_are_current():
     assert_files_current(expected, STUDY_DIR, "write_scenario_files")
 
 
+def test_run_lengths_are_the_network_default_unless_a_reason_is_given():
+    """30 ms in a LAN, 200 ms in a WAN; a longer run says why."""
+    for c in abr.CONFIGS:
+        default = {"lan": 30.0, "wan": 200.0}[c.network]
+        assert (c.duration_ms != default) == bool(c.long_run), c.id
+        assert c.duration_ms >= default, c.id
+        want = f"{c.duration_ms:g}ms"
+        assert abr.scenario(c)["run"]["duration"] == want, c.id
+    assert abr.config("5").duration_ms == 400
+    assert abr.config("15").duration_ms == 200
+
+
 def test_link_lengths_follow_the_configurations():
     sc = abr.scenario(abr.config("15"))
     delays = {(lk["from"], lk["to"]): lk.get("delay") for lk in sc["topology"]["link"]}
     assert delays[("SW1", "SW2")] == "250us"  # 50 km
     assert delays[("SW2", "SW3")] == "2500us"  # 500 km
     assert delays[("SW3", "SW4")] == "25000us"  # 5000 km
-    assert sc["run"]["duration"] == "400ms"
     assert abr.scenario(abr.config("1"))["run"]["duration"] == "30ms"
     # The middle third of the run.
     vcs = {v["name"]: v for v in abr.scenario(abr.config("2b"))["abr"]["vc"]}
@@ -141,7 +152,10 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
     }
     cells = {(r["table"], r["row"], r["column"]): r["value"] for r in records}
     for cid in abr.TINY.configs or ():
-        assert cells[("summary", cid, "max queue (cells)")] is not None, cid
+        top = cells[("summary", cid, "max queue (cells)")]
+        steady = cells[("summary", cid, "steady max queue (cells)")]
+        # The second half lies inside the span after the first tenth.
+        assert top is not None and steady is not None and steady <= top, (cid, steady, top)
         util = cells[("summary", cid, "bottleneck util %")]
         assert 0 < util <= 100.5, (cid, util)
         assert (out / "figures" / f"config_{cid}.png").stat().st_size > 5000

@@ -1,7 +1,8 @@
 //! ABR with ERICA end to end: infinite sources on unicast parking-lot and fork
 //! topologies converge to the max-min fair rates (computed here by water-filling), a
 //! point-to-multipoint source follows its slowest branch under every consolidation
-//! variant, no link carries more than its rate, and the `[abr]` section's diagnostics.
+//! variant, no link carries more than its rate, a bursty source answers each 16-cell
+//! request with one 6144-cell response, and the `[abr]` section's diagnostics.
 
 mod common;
 
@@ -344,4 +345,66 @@ fn mistakes_in_the_abr_section_are_reported_once_at_their_line() {
         assert!(d[0].contains(want), "{to}: {d:?}");
         assert!(d[0].starts_with("s.toml:"), "{d:?}");
     }
+}
+
+#[test]
+fn bursty_source_answers_each_request_with_one_6144_cell_response() {
+    // H -> SW1 -> SW2 -> D, every link 50 µs: the client D asks for a response with a
+    // 16-cell request when the connection starts and again when a response has arrived
+    // in full; the source answers once the request has reached it in full.
+    let text = "[run]\nduration = \"60ms\"\nwarmup = \"1ms\"\n\
+        [topology]\nkind = \"graph\"\nnodes = [\"SW1\", \"SW2\", \"H\", \"D\"]\n\
+        rate = \"155.52Mbps\"\ndelay = \"50us\"\n\
+        [[topology.link]]\nfrom = \"H\"\nto = \"SW1\"\n\
+        [[topology.link]]\nfrom = \"SW1\"\nto = \"SW2\"\n\
+        [[topology.link]]\nfrom = \"SW2\"\nto = \"D\"\n\
+        [abr]\nnetwork = \"lan\"\nsample = \"1us\"\n\
+        [[abr.vc]]\nname = \"B\"\nsource = \"H\"\ndestinations = [\"D\"]\ntype = \"bursty\"\n";
+    let out = run(text, 1);
+    let s = out
+        .series
+        .iter()
+        .find(|s| s.name == "abr.cells.B.D")
+        .expect("cells received");
+    // One cell time and one propagation delay, µs.
+    let tau = 424.0 / 155.52;
+    let prop = 50.0;
+    // The request's last cell leaves D 15 cell times after its first and is stored and
+    // forwarded cell by cell: it reaches H after 16 + 1 + 1 cell times and three
+    // propagation delays; the response's first cell reaches D after three more cell
+    // times and delays (one more cell time if an FRM goes first).
+    let gap = 21.0 * tau + 6.0 * prop;
+    let step = 1.0; // sampling interval, µs
+    let response = 6144.0;
+    // The count of cells received stays constant for longer than a few cell times only
+    // between responses, at a whole number of responses, for one request cycle.
+    let mut plateaus = Vec::new();
+    let mut i = 0;
+    while i < s.v.len() {
+        let mut j = i;
+        while j + 1 < s.v.len() && s.v[j + 1] == s.v[i] {
+            j += 1;
+        }
+        let len = (s.t[j] - s.t[i]) * 1e6;
+        if len > 10.0 * tau && j + 1 < s.v.len() {
+            plateaus.push((s.v[i], len));
+        }
+        i = j + 1;
+    }
+    assert!(plateaus.len() >= 3, "{plateaus:?}");
+    for (k, &(cells, len)) in plateaus.iter().enumerate() {
+        assert_eq!(cells, k as f64 * response, "plateau {k}: {plateaus:?}");
+        assert!(
+            len >= gap - 2.0 * step && len <= gap + tau + 2.0 * step,
+            "plateau {k}: {len:.2} µs idle, want {gap:.2} (+ one cell time)"
+        );
+    }
+    // Every response begun was requested in full: one per plateau, and the run may end
+    // after the next request reached the source but before its response reached D.
+    let begun = num(&out.summary, "abr.vc.B.bursts");
+    let n = plateaus.len() as f64;
+    assert!(
+        begun == n || begun == n + 1.0,
+        "{begun} begun, {plateaus:?}"
+    );
 }

@@ -8,7 +8,7 @@ use crate::packet::{HeaderFields, Packet};
 pub const CELL_BYTES: u32 = 53;
 /// Bits of one cell on the wire.
 pub const CELL_BITS: f64 = 424.0;
-/// Payload bytes of one cell (what a bursty source's response is cut into).
+/// Payload bytes of one cell.
 pub const PAYLOAD_BYTES: u32 = 48;
 
 /// Service class of ABR cells at an output port (below VBR).

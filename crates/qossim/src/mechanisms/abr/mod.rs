@@ -27,6 +27,7 @@ pub use cell::{Cell, CellKind, CELL_BITS, CELL_BYTES, CLASS_ABR, CLASS_VBR, PAYL
 pub use erica::{EricaParams, EricaPort};
 pub use scenario::{AbrFamily, AbrSpec, VcSpec, ABR};
 pub use source::{
-    cell_interval, emit, AbrDestination, AbrSource, ErStats, Hop, SourceKind, SourceParams, TCR,
+    cell_interval, emit, AbrDestination, AbrSource, Client, ErStats, Hop, SourceKind, SourceParams,
+    TCR,
 };
-pub use switch::{AbrSwitch, BranchCounts, Consolidation, SwitchPort, VcAtSwitch};
+pub use switch::{AbrSwitch, BranchCounts, Consolidation, QueueMax, SwitchPort, VcAtSwitch};

@@ -4,8 +4,8 @@
 //! connections' trees through them, and the post-run `abr.*` summary.
 
 use super::erica::EricaParams;
-use super::source::{AbrDestination, AbrSource, Hop, SourceKind, SourceParams};
-use super::switch::{AbrSwitch, Consolidation, VcAtSwitch};
+use super::source::{AbrDestination, AbrSource, Client, Hop, SourceKind, SourceParams};
+use super::switch::{AbrSwitch, Consolidation, QueueMax, VcAtSwitch};
 use crate::packet::{AgentId, LinkId, NONE};
 use crate::queue::Priority;
 use crate::scenario::walk::{Cx, Tbl};
@@ -205,17 +205,9 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
         }
         Some("bursty") => {
             let mut response = 6144u64;
-            if t.has("response") {
-                match t.size(cx, "response") {
-                    Some(v) if (1..=1 << 30).contains(&v) => response = v,
-                    Some(v) => {
-                        t.error(
-                            cx,
-                            "response",
-                            format!("must be between 1 byte and 1 GiB, got {v}"),
-                        );
-                        ok = false;
-                    }
+            if t.has("response_cells") {
+                match t.uint_in(cx, "response_cells", 1, 1 << 24) {
+                    Some(v) => response = v,
                     None => ok = false,
                 }
             }
@@ -228,10 +220,10 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
             }
             t.finish(
                 cx,
-                &[VC_KEYS, TM_KEYS, &["response", "request_cells"]].concat(),
+                &[VC_KEYS, TM_KEYS, &["response_cells", "request_cells"]].concat(),
             );
             Some(SourceKind::Bursty {
-                response: response as u32,
+                response_cells: response as u32,
                 request_cells: req as u32,
             })
         }
@@ -516,6 +508,8 @@ impl Mechanism for AbrSpec {
                 self.vcs.first().map(|v| v.params.pcr).unwrap_or(155.52e6),
                 self.sample,
                 warmup,
+                // The steady state: the second half of the run.
+                sc.run.duration / 2,
             );
             switch_of[node] = w.add_agent(&format!("abr.switch.{}", names[node]), Box::new(s));
         }
@@ -537,7 +531,10 @@ impl Mechanism for AbrSpec {
             }
             let mut my_dests = Vec::new();
             let bursty = match v.kind {
-                SourceKind::Bursty { request_cells, .. } => Some(request_cells),
+                SourceKind::Bursty { request_cells, .. } => Some(Client {
+                    request_cells,
+                    start: v.start,
+                }),
                 _ => None,
             };
             for &d in &v.destinations {
@@ -551,6 +548,7 @@ impl Mechanism for AbrSpec {
                 })?;
                 // The upstream agent is set below, once the source exists.
                 let dst = AbrDestination::new(
+                    vi as u16,
                     &format!("{}.{}", v.name, names[d]),
                     d as u32,
                     Hop {
@@ -558,6 +556,7 @@ impl Mechanism for AbrSpec {
                         agent: NONE,
                     },
                     bursty,
+                    flow,
                     self.sample,
                     warmup,
                 );
@@ -594,6 +593,7 @@ impl Mechanism for AbrSpec {
                     .expect("checked");
                 let a = w.agents.get_mut::<AbrDestination>(id).expect("destination");
                 *a = AbrDestination::new(
+                    vi as u16,
                     &format!("{}.{}", v.name, names[d]),
                     d as u32,
                     Hop {
@@ -601,6 +601,7 @@ impl Mechanism for AbrSpec {
                         agent: up,
                     },
                     bursty,
+                    flow,
                     self.sample,
                     warmup,
                 );
@@ -703,12 +704,13 @@ impl MechanismRun for AbrRun {
             }
         }
         let mut max_queue = 0usize;
+        let mut steady_max_queue = 0usize;
         let mut bottleneck: Option<(String, f64)> = None;
         for &sid in &self.switches {
             let Some(s) = w.agents.get_mut::<AbrSwitch>(sid) else {
                 continue;
             };
-            let ports: Vec<(LinkId, usize, bool)> = s
+            let ports: Vec<(LinkId, QueueMax, bool)> = s
                 .ports
                 .iter()
                 .map(|p| (p.link, p.max_queue, p.trunk))
@@ -726,8 +728,10 @@ impl MechanismRun for AbrRun {
             for (link, q, trunk) in ports {
                 let l = &w.net.links[link as usize];
                 let p = format!("abr.port.{}.", l.name);
-                m.insert(p.clone() + "max_queue_cells", json!(q));
-                max_queue = max_queue.max(q);
+                m.insert(p.clone() + "max_queue_cells", json!(q.warm));
+                m.insert(p.clone() + "steady_max_queue_cells", json!(q.steady));
+                max_queue = max_queue.max(q.warm);
+                steady_max_queue = steady_max_queue.max(q.steady);
                 if trunk {
                     let util = m
                         .get(&format!("link.{}.utilization", l.name))
@@ -745,6 +749,7 @@ impl MechanismRun for AbrRun {
             }
         }
         m.insert("abr.max_queue_cells".into(), json!(max_queue));
+        m.insert("abr.steady_max_queue_cells".into(), json!(steady_max_queue));
         if let Some((name, u)) = bottleneck {
             m.insert("abr.bottleneck".into(), json!(name));
             m.insert("abr.bottleneck_utilization".into(), json!(u));

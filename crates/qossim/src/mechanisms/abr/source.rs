@@ -1,7 +1,7 @@
 //! ABR end systems: the source with the TM 4.0 rate rules (and the VBR and bursty
 //! sources beside it), and the destination that turns forward RM cells around.
 
-use super::cell::{Cell, CellKind, CELL_BITS, CELL_BYTES, CLASS_ABR, CLASS_VBR, PAYLOAD_BYTES};
+use super::cell::{Cell, CellKind, CELL_BITS, CELL_BYTES, CLASS_ABR, CLASS_VBR};
 use crate::engine::EventId;
 use crate::packet::{AgentId, LinkId, NodeId, Packet};
 use crate::time::{to_secs, Time};
@@ -79,11 +79,14 @@ pub fn cell_interval(rate: f64) -> Time {
 pub enum SourceKind {
     /// Always has cells to send.
     Infinite,
-    /// Closed-loop request/response: a response of `response` bytes, the next request
-    /// when every destination has received it.
+    /// Closed-loop request/response: every destination (a client) sends a request of
+    /// `request_cells` cells back to the source when the connection starts and again
+    /// each time it has received a whole response; once the requests of every
+    /// destination have arrived in full, the source sends a response of
+    /// `response_cells` data cells.
     Bursty {
-        /// Response size, bytes.
-        response: u32,
+        /// Response size, data cells.
+        response_cells: u32,
         /// Request size, cells.
         request_cells: u32,
     },
@@ -122,6 +125,7 @@ pub fn emit(ctx: &mut Ctx, hop: Hop, mut pkt: Packet) {
 const SEND: u32 = 1;
 const SAMPLE: u32 = 2;
 const STOP: u32 = 3;
+const REQUEST: u32 = 4;
 
 /// Running statistics of the ER values a source receives (consolidation noise).
 #[derive(Clone, Copy, Debug, Default)]
@@ -180,8 +184,12 @@ pub struct AbrSource {
     data_since: u32,
     last_frm: Time,
     pending: u64,
+    /// Index of the next response to be requested (bursty sources).
     burst: u64,
-    requests: u32,
+    /// Index of the response being sent (bursty sources).
+    sending: u64,
+    /// Request cells received for response `burst`.
+    requests: u64,
     destinations: u32,
     sample: Time,
     warmup: Time,
@@ -195,7 +203,7 @@ pub struct AbrSource {
     pub data_sent: u64,
     /// ER values received after the warm-up.
     pub er: ErStats,
-    /// Bursts completed (bursty sources).
+    /// Responses begun (bursty sources): one per round of requests received in full.
     pub bursts: u64,
 }
 
@@ -236,6 +244,7 @@ impl AbrSource {
             last_frm: 0,
             pending: 0,
             burst: 0,
+            sending: 0,
             requests: 0,
             destinations,
             sample,
@@ -257,7 +266,7 @@ impl AbrSource {
 
     fn response_cells(&self) -> u64 {
         match self.kind {
-            SourceKind::Bursty { response, .. } => response.div_ceil(PAYLOAD_BYTES) as u64,
+            SourceKind::Bursty { response_cells, .. } => response_cells as u64,
             _ => 0,
         }
     }
@@ -385,7 +394,7 @@ impl AbrSource {
             let mut p = Cell::data(self.vc).packet(CELL_BYTES, CLASS_ABR);
             if let SourceKind::Bursty { .. } = self.kind {
                 self.pending -= 1;
-                p.seq = self.burst;
+                p.seq = self.sending;
                 p.ack = (self.pending == 0) as u64;
             }
             p
@@ -423,9 +432,7 @@ impl Agent for AbrSource {
         if self.stop != Time::MAX {
             ctx.timer_at(self.stop, STOP);
         }
-        if let SourceKind::Bursty { .. } = self.kind {
-            self.pending = self.response_cells();
-        }
+        // A bursty source waits for its clients' first requests.
         // The first cell leaves at the start time (a VBR source's first on period).
         self.last_sent = None;
         self.schedule(ctx);
@@ -480,12 +487,18 @@ impl Agent for AbrSource {
                 }
             }
             CellKind::Request if pkt.seq == self.burst => {
+                // Every destination sends `request_cells` cells per request, in order:
+                // the round is complete when all of them have arrived.
+                let SourceKind::Bursty { request_cells, .. } = self.kind else {
+                    return;
+                };
                 self.requests += 1;
-                if self.requests >= self.destinations {
+                if self.requests >= self.destinations as u64 * request_cells as u64 {
                     self.requests = 0;
+                    self.sending = self.burst;
                     self.burst += 1;
-                    self.bursts += 1;
-                    if !self.stopped && now < self.stop {
+                    if !self.stopped && now >= self.start && now < self.stop {
+                        self.bursts += 1;
                         self.new_burst(ctx);
                     }
                 }
@@ -499,14 +512,24 @@ impl Agent for AbrSource {
     }
 }
 
+/// A bursty connection as its destination (a client) sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Client {
+    /// Cells of one request.
+    pub request_cells: u32,
+    /// When the connection starts: the first request leaves then.
+    pub start: Time,
+}
+
 /// The destination of one connection at one node: counts cells, turns FRMs around as
-/// BRMs and, for a bursty connection, asks for the next response when a response has
-/// arrived in full.
+/// BRMs and, for a bursty connection, asks for the first response when the connection
+/// starts and for the next one each time a response has arrived in full.
 pub struct AbrDestination {
     name: String,
     up: Hop,
     node: NodeId,
-    bursty: Option<u32>,
+    bursty: Option<Client>,
+    flow: u32,
     sample: Time,
     warmup: Time,
     series: usize,
@@ -516,16 +539,23 @@ pub struct AbrDestination {
     pub cells_measured: u64,
     /// FRMs turned around.
     pub turned: u64,
+    /// Requests sent (bursty connections).
+    pub requests: u64,
+    vc: u16,
 }
 
 impl AbrDestination {
-    /// The destination called `name` (series `abr.cells.NAME`) at `node`, returning
-    /// cells on `up`; `bursty` gives the request size in cells of a bursty connection.
+    /// The destination of connection `vc` called `name` (series `abr.cells.NAME`) at
+    /// `node`, returning cells on `up`; `bursty` describes the client of a bursty
+    /// connection, whose requests are counted in `flow`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
+        vc: u16,
         name: &str,
         node: NodeId,
         up: Hop,
-        bursty: Option<u32>,
+        bursty: Option<Client>,
+        flow: u32,
         sample: Time,
         warmup: Time,
     ) -> Self {
@@ -534,13 +564,35 @@ impl AbrDestination {
             up,
             node,
             bursty,
+            flow,
             sample,
             warmup,
             series: usize::MAX,
             cells: 0,
             cells_measured: 0,
             turned: 0,
+            requests: 0,
+            vc,
         }
+    }
+}
+
+impl AbrDestination {
+    /// Sends the request for response `seq`: `request_cells` cells back to back
+    /// towards the source (they travel hop by hop like backward RM cells).
+    fn request(&mut self, ctx: &mut Ctx, vc: u16, seq: u64) {
+        let Some(client) = self.bursty else {
+            return;
+        };
+        for _ in 0..client.request_cells {
+            let mut r = Cell::rm(CellKind::Request, vc, 0.0, 0.0).packet(CELL_BYTES, CLASS_ABR);
+            r.seq = seq;
+            r.src = self.node;
+            r.flow = self.flow;
+            r.created = ctx.now();
+            emit(ctx, self.up, r);
+        }
+        self.requests += 1;
     }
 }
 
@@ -548,6 +600,9 @@ impl Agent for AbrDestination {
     fn start(&mut self, ctx: &mut Ctx) {
         self.series = ctx.rec.id(&format!("abr.cells.{}", self.name), "cells");
         ctx.timer(0, SAMPLE);
+        if let Some(c) = self.bursty {
+            ctx.timer_at(c.start, REQUEST);
+        }
     }
 
     fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
@@ -555,6 +610,8 @@ impl Agent for AbrDestination {
             let now = ctx.now();
             ctx.rec.push(self.series, now, self.cells as f64);
             ctx.timer(self.sample, SAMPLE);
+        } else if kind == REQUEST {
+            self.request(ctx, self.vc, 0);
         }
     }
 
@@ -568,14 +625,9 @@ impl Agent for AbrDestination {
                 if ctx.now() >= self.warmup {
                     self.cells_measured += 1;
                 }
-                if let (Some(req), 1) = (self.bursty, pkt.ack) {
-                    let mut r = Cell::rm(CellKind::Request, c.vc, 0.0, 0.0)
-                        .packet(req * CELL_BYTES, CLASS_ABR);
-                    r.seq = pkt.seq;
-                    r.src = self.node;
-                    r.flow = pkt.flow;
-                    r.created = ctx.now();
-                    emit(ctx, self.up, r);
+                if self.bursty.is_some() && pkt.ack == 1 {
+                    // The last cell of response `seq`: ask for the next one.
+                    self.request(ctx, c.vc, pkt.seq + 1);
                 }
             }
             CellKind::Frm => {

@@ -41,14 +41,47 @@ impl Consolidation {
     }
 }
 
+/// The largest ABR queue of a port over two spans of a run: after the warm-up, and in
+/// the steady state (from `steady_from` on, the second half of the run), where a queue
+/// built only by the sources' initial rate has been drained or is draining.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueMax {
+    /// Largest queue after the warm-up, cells.
+    pub warm: usize,
+    /// Largest queue from `steady_from` on, cells.
+    pub steady: usize,
+    /// Start of the steady state.
+    pub steady_from: Time,
+}
+
+impl QueueMax {
+    /// A tracker whose steady state starts at `steady_from`.
+    pub fn new(steady_from: Time) -> Self {
+        QueueMax {
+            warm: 0,
+            steady: 0,
+            steady_from,
+        }
+    }
+
+    /// Notes a queue of `n` cells at `now` (after the warm-up).
+    #[inline]
+    pub fn observe(&mut self, now: Time, n: usize) {
+        self.warm = self.warm.max(n);
+        if now >= self.steady_from {
+            self.steady = self.steady.max(n);
+        }
+    }
+}
+
 /// One output port of a switch.
 pub struct SwitchPort {
     /// The output link.
     pub link: LinkId,
     /// ERICA's state at the port.
     pub erica: EricaPort,
-    /// Largest ABR queue seen, cells (after the warm-up).
-    pub max_queue: usize,
+    /// Largest ABR queue seen, cells, after the warm-up and in the steady state.
+    pub max_queue: QueueMax,
     /// Whether its utilization is sampled (a trunk link carrying forward cells).
     pub trunk: bool,
     queue_series: usize,
@@ -107,6 +140,7 @@ pub struct BranchCounts {
 }
 
 const SAMPLE: u32 = u32::MAX - 1;
+const STEADY: u32 = u32::MAX - 2;
 
 /// An output-queued switch: an agent every cell of a connection through this node is
 /// addressed to, which accounts it at its output ports (ERICA), replicates it onto the
@@ -127,7 +161,8 @@ pub struct AbrSwitch {
 
 impl AbrSwitch {
     /// The switch called `name` at `node`, with one ERICA port per output link in
-    /// `ports` (link, rate, trunk), for `vcs` connections.
+    /// `ports` (link, rate, trunk), for `vcs` connections; queue maxima count after
+    /// `warmup` and, for the steady state, from `steady_from`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: &str,
@@ -139,6 +174,7 @@ impl AbrSwitch {
         pcr: f64,
         sample: Time,
         warmup: Time,
+        steady_from: Time,
     ) -> Self {
         AbrSwitch {
             name: name.to_string(),
@@ -148,7 +184,7 @@ impl AbrSwitch {
                 .map(|&(link, rate, trunk)| SwitchPort {
                     link,
                     erica: EricaPort::new(erica, rate, vcs, 0),
-                    max_queue: 0,
+                    max_queue: QueueMax::new(steady_from),
                     trunk,
                     queue_series: usize::MAX,
                     util_series: usize::MAX,
@@ -195,8 +231,7 @@ impl AbrSwitch {
         if !vbr && now >= self.warmup {
             let q = &ctx.net.links[link as usize].qdisc;
             let n = q.class_len(CLASS_ABR).unwrap_or_else(|| q.len());
-            let port = &mut self.ports[i];
-            port.max_queue = port.max_queue.max(n);
+            self.ports[i].max_queue.observe(now, n);
         }
     }
 
@@ -347,6 +382,9 @@ impl Agent for AbrSwitch {
             self.arm(ctx, i);
         }
         ctx.timer(0, SAMPLE);
+        if let Some(p) = self.ports.first() {
+            ctx.timer_at(p.max_queue.steady_from, STEADY);
+        }
     }
 
     fn on_timer(&mut self, kind: u32, ctx: &mut Ctx) {
@@ -372,6 +410,15 @@ impl Agent for AbrSwitch {
             ctx.timer(self.sample, SAMPLE);
             return;
         }
+        if kind == STEADY {
+            // The queue standing when the steady state starts counts in its maximum.
+            for p in &mut self.ports {
+                let q = &ctx.net.links[p.link as usize].qdisc;
+                p.max_queue
+                    .observe(now, q.class_len(CLASS_ABR).unwrap_or_else(|| q.len()));
+            }
+            return;
+        }
         let i = kind as usize;
         if i < self.ports.len() {
             if now >= self.ports[i].erica.deadline() {
@@ -394,7 +441,7 @@ impl Agent for AbrSwitch {
 
     fn on_warmup(&mut self, _now: Time) {
         for p in &mut self.ports {
-            p.max_queue = 0;
+            p.max_queue = QueueMax::new(p.max_queue.steady_from);
         }
     }
 
@@ -410,4 +457,33 @@ impl AbrSwitch {
     }
     /// The VBR class cells use (strict priority over [`CLASS_ABR`]).
     pub const VBR_CLASS: u8 = CLASS_VBR;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steady_maximum_leaves_out_the_queue_of_the_first_half() {
+        // A queue of 5 000 cells built by the initial rate drains in the first half; the
+        // steady state from 50 holds at most 300 cells.
+        let mut m = QueueMax::new(50);
+        let trace = [
+            (10, 1200),
+            (20, 5000),
+            (30, 2500),
+            (49, 400),
+            (50, 300),
+            (70, 120),
+            (90, 280),
+        ];
+        for (t, n) in trace {
+            m.observe(t, n);
+        }
+        assert_eq!(m.warm, 5000);
+        assert_eq!(m.steady, 300);
+        // A peak inside the second half is the steady maximum.
+        m.observe(95, 700);
+        assert_eq!((m.warm, m.steady), (5000, 700));
+    }
 }

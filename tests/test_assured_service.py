@@ -142,3 +142,23 @@ def test_short_s3_run(tmp_path):
     for _title, path in output.figures:
         assert Path(path).is_file() and Path(path).stat().st_size > 1000
     assert any("20 s" in n for n in output.notes)
+
+
+def test_merging_policers_match_the_profiles_behind_them():
+    """Each S6 policer's contract is the sum of the host profiles behind it (no long-run
+    slack, so it demotes only bursts), and every bucket is deeper than one packet."""
+    sc = a.s6_scenario(a.FULL)
+    profiles = {t["from"]: t["profile"] for t in sc["traffic"]}
+    assert sorted(profiles) == sorted(f"h{i}" for i in range(8))
+    assert {p["rate"] for p in profiles.values()} == {"100kbps"}
+    assert {p["depth"] for p in profiles.values()} == {f"{4 * 1500}B"}
+    # Hosts behind each policed port of the merging hierarchy: two per edge router,
+    # four per middle router, all eight at r6.
+    behind = {"r0-r4": 2, "r1-r4": 2, "r2-r5": 2, "r3-r5": 2, "r4-r6": 4, "r5-r6": 4, "r6-r7": 8}
+    for link, hosts in behind.items():
+        (meter,) = sc["links"][link]["meters"]
+        assert meter["kind"] == "policer"
+        assert meter["rate"] == f"{100 * hosts:g}kbps"
+        assert meter["depth"] == f"{6 * 1500}B"
+    queue = sc["links"]["r6-r7"]["queue"]
+    assert (queue["kind"], queue["params"], queue["limit"]) == ("rio", "4/18/0.05 5/18/0.02", "24p")

@@ -532,3 +532,216 @@ fn red_family_on_a_port_under_tcp() {
         );
     }
 }
+
+/// One scripted arrival or departure at a RIO queue, and what the test expects after it.
+enum Step {
+    /// A packet arrives at `t_ms`: IN or OUT, and whether RIO keeps it.
+    Arrive { t_ms: f64, is_in: bool, kept: bool },
+    /// The head of the queue leaves at `t_ms`; it must be IN or OUT as given.
+    Leave { t_ms: f64, is_in: bool },
+}
+
+/// Plays `script` on `q` and checks, after every arrival, the verdict and the two
+/// averages against `expect` (IN average, OUT-side average), exactly.
+fn play(q: &mut Rio, script: &[Step], expect: &[(f64, f64)]) {
+    let ps = |ms: f64| (ms * qossim::time::PS_PER_MS as f64).round() as u64;
+    let mut d = DropLog::default();
+    let mut arrivals = 0;
+    for (i, s) in script.iter().enumerate() {
+        match *s {
+            Step::Arrive { t_ms, is_in, kept } => {
+                let before = q.len();
+                q.enqueue(pkt(1000, is_in), ps(t_ms), &mut d);
+                assert_eq!(q.len() > before, kept, "step {i}: verdict");
+                let (e_in, e_out) = expect[arrivals];
+                assert_eq!(q.avg_in(), e_in, "step {i}: IN average");
+                assert_eq!(q.avg_out(), e_out, "step {i}: OUT-side average");
+                arrivals += 1;
+            }
+            Step::Leave { t_ms, is_in } => match q.dequeue(ps(t_ms)) {
+                Dequeue::Packet(p) => assert_eq!(p.has(marks::IN_PROFILE), is_in, "step {i}"),
+                _ => panic!("step {i}: no packet left"),
+            },
+        }
+    }
+    assert_eq!(arrivals, expect.len());
+}
+
+/// RIO's IN handling on a scripted sequence, coupled and decoupled, with weight 1/2 so
+/// every average is an exact binary fraction (computed by hand in the comments). The
+/// link sends one 1000-byte packet per millisecond (8 Mb/s), the idle correction's slot.
+/// OUT curve 1.3/2/0.5, IN curve 1.5/2.1/0.5: every decision of the script falls below
+/// `min_th` or at or beyond `max_th`, so none is random.
+///
+/// What it pins down: an IN packet is judged on the IN average only (accepted while the
+/// total average is beyond the OUT curve's `max_th`, dropped once the IN average reaches
+/// its own `max_th`); an IN arrival updates the total average when coupled and leaves the
+/// OUT-only average alone when decoupled; the IN average decays over the time no IN
+/// packet was queued (from the departure of the last one, even while OUT packets remain),
+/// the OUT-side average over the time its own packets were absent.
+#[test]
+fn rio_in_handling_on_a_scripted_sequence() {
+    use Step::{Arrive, Leave};
+    let script = [
+        // t = 0: four OUT packets; the fourth finds the OUT-side average at 2.125 >= 2.
+        Arrive {
+            t_ms: 0.0,
+            is_in: false,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 0.0,
+            is_in: false,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 0.0,
+            is_in: false,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 0.0,
+            is_in: false,
+            kept: false,
+        },
+        // Four IN packets: the IN average is 0, 0.5, 1.25, then 2.125 >= 2.1 (dropped).
+        Arrive {
+            t_ms: 0.0,
+            is_in: true,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 0.0,
+            is_in: true,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 0.0,
+            is_in: true,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 0.0,
+            is_in: true,
+            kept: false,
+        },
+        Leave {
+            t_ms: 1.0,
+            is_in: false,
+        },
+        Leave {
+            t_ms: 2.0,
+            is_in: false,
+        },
+        // The last OUT packet leaves at 3 ms (OUT-only average idle from here).
+        Leave {
+            t_ms: 3.0,
+            is_in: false,
+        },
+        Leave {
+            t_ms: 4.0,
+            is_in: true,
+        },
+        Leave {
+            t_ms: 5.0,
+            is_in: true,
+        },
+        // The last IN packet leaves at 6 ms: the queue is empty.
+        Leave {
+            t_ms: 6.0,
+            is_in: true,
+        },
+        Arrive {
+            t_ms: 10.5,
+            is_in: false,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 10.5,
+            is_in: true,
+            kept: true,
+        },
+        Arrive {
+            t_ms: 10.5,
+            is_in: false,
+            kept: true,
+        },
+        Leave {
+            t_ms: 11.0,
+            is_in: false,
+        },
+        // The IN packet leaves at 12 ms; an OUT packet stays queued.
+        Leave {
+            t_ms: 12.0,
+            is_in: true,
+        },
+        Arrive {
+            t_ms: 20.5,
+            is_in: true,
+            kept: true,
+        },
+    ];
+    let params = RioParams::new(RedCurve::new(1.3, 2.0, 0.5), RedCurve::new(1.5, 2.1, 0.5))
+        .with_w_q(0.5)
+        .with_limit(10)
+        .with_link(8_000_000, 1000);
+    let h = 0.5f64;
+    // The IN average: 0, 0.5, 1.25, 2.125 at t = 0; decayed over 6 -> 10.5 ms (4 slots),
+    // then over 12 -> 20.5 ms (8 slots), each time before the update with 0 IN queued.
+    let in_a = 2.125 * h.powi(4) * h;
+    let in_b = in_a * h.powi(8) * h;
+    // Coupled: the total average moves on every arrival: 0, 0.5, 1.25, 2.125 (OUT), then
+    // with 3, 4, 5, 6 packets queued for the IN ones; idle 6 -> 10.5 ms (4 slots); then
+    // 0, 1 and 2 packets queued; at 20.5 ms one OUT packet is still queued (no decay).
+    let t9 = 5.0703125 * h.powi(4) * h;
+    let t10 = h * t9 + h * 1.0;
+    let t11 = h * t10 + h * 2.0;
+    let t12 = h * t11 + h * 1.0;
+    let coupled = [
+        (0.0, 0.0),
+        (0.0, 0.5),
+        (0.0, 1.25),
+        (0.0, 2.125),
+        (0.0, 2.5625),
+        (0.5, 3.28125),
+        (1.25, 4.140625),
+        (2.125, 5.0703125),
+        (2.125, t9),
+        (in_a, t10),
+        (in_a, t11),
+        (in_b, t12),
+    ];
+    // The fourth IN arrival must see 5.0703125 = (4.140625 + 6) / 2: check the hand sums.
+    assert_eq!(0.5 * 4.140625 + 0.5 * 6.0, 5.0703125);
+    let mut q = Rio::new(params, Rng::stream(14, "rio"));
+    play(&mut q, &script, &coupled);
+    assert_eq!(q.counters(true).early_forced, 1);
+    assert_eq!(q.counters(false).early_forced, 1);
+    assert_eq!(
+        q.counters(true).early_random + q.counters(false).early_random,
+        0
+    );
+
+    // Decoupled: IN arrivals leave the OUT-only average at 2.125; the last OUT packet
+    // leaves at 3 ms, so at 10.5 ms it has been idle 7 slots; at 20.5 ms nothing updates it.
+    let o9 = 2.125 * h.powi(7) * h;
+    let o10 = h * o9 + h * 1.0;
+    let decoupled = [
+        (0.0, 0.0),
+        (0.0, 0.5),
+        (0.0, 1.25),
+        (0.0, 2.125),
+        (0.0, 2.125),
+        (0.5, 2.125),
+        (1.25, 2.125),
+        (2.125, 2.125),
+        (2.125, o9),
+        (in_a, o9),
+        (in_a, o10),
+        (in_b, o10),
+    ];
+    let mut q = Rio::new(params.with_mode(RioMode::Decoupled), Rng::stream(14, "rio"));
+    play(&mut q, &script, &decoupled);
+    assert_eq!(q.counters(true).early_forced, 1);
+    assert_eq!(q.counters(false).early_forced, 1);
+}

@@ -156,6 +156,98 @@ jitter = 0.01
     );
 }
 
+/// Two-sided `1 - 2 * tail` interval of a Poisson count with mean `mu`: the largest `lo`
+/// with P(X < lo) <= tail and the smallest `hi` with P(X > hi) <= tail (exact sums).
+fn poisson_interval(mu: f64, tail: f64) -> (u64, u64) {
+    let (mut k, mut pmf, mut cdf) = (0u64, (-mu).exp(), 0.0);
+    let mut lo = 0;
+    loop {
+        if cdf <= tail {
+            lo = k;
+        }
+        cdf += pmf;
+        if 1.0 - cdf <= tail {
+            return (lo, k);
+        }
+        k += 1;
+        pmf *= mu / k as f64;
+    }
+}
+
+#[test]
+fn rtt_star_with_three_egresses_has_an_aggregate_per_ingress_and_egress() {
+    // 4 ingresses x 3 egresses; the load at failure of each of the 12 aggregates is a
+    // Poisson count with mean offered x link / (flow rate x holding) / 12 x holding x
+    // (1 - exp(-t_fail / holding)); a model with one aggregate per ingress, or demand not
+    // divided among all 12, puts every count far outside its interval.
+    let text = r#"
+[run]
+duration = "30.5s"
+[topology]
+kind = "pcn_rtt"
+rate = "T3"
+ingresses = 4
+egresses = 3
+access_delay = "1ms"
+[pcn]
+per_iea = true
+termination = { rt = 0.5, t_fail = "30s" }
+[pcn.traffic]
+model = "CBR"
+offered = 0.75
+holding = "exp:10s"
+"#;
+    let sc = parse(text);
+    assert_eq!(
+        sc.topology.nodes,
+        vec!["I1", "I2", "I3", "I4", "D", "F", "E1", "E2", "E3"]
+    );
+    let fan: Vec<(&str, u64, Time)> = sc.topology.links[5..]
+        .iter()
+        .map(|l| (l.name.as_str(), l.rate, l.delay))
+        .collect();
+    let fast = 100 * 44_736_000;
+    assert_eq!(
+        fan,
+        vec![("F-E1", fast, 0), ("F-E2", fast, 0), ("F-E3", fast, 0)]
+    );
+    let p = sc.mechanism::<PcnSpec>().unwrap();
+    let names: Vec<&str> = p.ieas.iter().map(|i| i.name.as_str()).collect();
+    let expected: Vec<String> = (1..=4)
+        .flat_map(|i| (1..=3).map(move |e| format!("I{i}-E{e}")))
+        .collect();
+    assert_eq!(names, expected);
+    assert!(p.ieas.iter().all(|i| close(i.share, 1.0 / 12.0)));
+    let links: Vec<&str> = p
+        .bottlenecks
+        .iter()
+        .map(|&l| sc.topology.links[l].name.as_str())
+        .collect();
+    assert_eq!(links, vec!["D-F"]);
+
+    let out = scenario::run(&sc, Some(3), &mut |_| true).unwrap();
+    let s = &out.summary;
+    let mu = 0.75 * 44_736_000.0 / 64_000.0 / 12.0 * (1.0 - (-3.0f64).exp());
+    let (lo, hi) = poisson_interval(mu, 0.0005);
+    let mut sum = 0;
+    for name in &expected {
+        let n = s[&format!("pcn.iea.{name}.load_flows")].as_u64().unwrap();
+        assert!(
+            (lo..=hi).contains(&n),
+            "{name}: {n} flows at failure, Poisson({mu:.1}) 99.9% interval [{lo}, {hi}]"
+        );
+        sum += n;
+    }
+    assert_eq!(s["pcn.bottleneck.D-F.load_flows"].as_u64().unwrap(), sum);
+    let (lo, hi) = poisson_interval(12.0 * mu, 0.0005);
+    assert!((lo..=hi).contains(&sum), "{sum} flows in all, [{lo}, {hi}]");
+    // One egress: the same network without E1..E3, one aggregate per ingress.
+    let one = parse(&text.replace("egresses = 3\n", ""));
+    let p1 = one.mechanism::<PcnSpec>().unwrap();
+    let names: Vec<&str> = p1.ieas.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, vec!["I1-F", "I2-F", "I3-F", "I4-F"]);
+}
+
 #[test]
 fn parking_lot_split_and_explicit_aggregates_on_a_graph() {
     let sc = parse(

@@ -96,6 +96,12 @@ T3_F = (0.0, 0.0001, 0.001, 0.005, 0.01, 0.1)
 HOLDING_S = 60.0
 #: The study's failure instant; the load at failure is the one this instant gives.
 SPEC_T_FAIL_S = 200.0
+#: Egress nodes behind the bottleneck in T2, T3 and T5: every ingress has one aggregate to
+#: each, so a run of N ingresses has 3N aggregates. The study's flows-per-ingress column
+#: follows load / (3 x ingresses) (about 9 flows at 70 ingresses, 1 at 600 for CBR), so
+#: its aggregates are a third of an ingress's flows; see studies/pcn/README.md
+#: ("Against the published results"). T1 keeps one egress (its table is per ingress).
+T_EGRESSES = 3
 #: Load offered in the termination experiments, as a fraction of each bottleneck, in
 #: steady state (the load at failure is this times 1 - exp(-t_fail / holding)).
 TERM_OFFERED = 0.75
@@ -301,6 +307,7 @@ def base_scenario(kind: str) -> dict[str, Any]:
         if kind == "term-rtt":
             topology["access_delays"] = {"from": "1ms", "to": "1ms"}
             topology["bottleneck_delay"] = "1ms"
+            topology["egresses"] = 1
         traffic["offered"] = TERM_OFFERED
         pcn: dict[str, Any] = {
             # Ingresses act on every SAR report, including one measured before their
@@ -371,6 +378,7 @@ PARAMS = (
     "thresholds",
     "access",
     "ingresses",
+    "egresses",
     "plt",
     "split",
     "f",
@@ -407,6 +415,7 @@ def params_of(scenario: Mapping[str, Any]) -> dict[str, Any]:
         d = topo["access_delays"]
         out["access"] = f"{d['from']}–{d['to']}" if isinstance(d, Mapping) else "/".join(d)
         out["ingresses"] = topo["ingresses"]
+        out["egresses"] = topo.get("egresses", 1)
     if kind == "pcn_parking_lot":
         out["plt"] = topo["bottlenecks"]
         out["split"] = traffic.get("split")
@@ -603,7 +612,12 @@ def groups(exp: str, plan: Plan) -> list[Group]:
                 Group(
                     f"{exp.lower()}-{kind.lower()}",
                     "term-rtt",
-                    {**_term(plan, plan.t_fail_s), **_link(TYPE_LINK[kind]), **TRAFFIC[kind]},
+                    {
+                        **_term(plan, plan.t_fail_s),
+                        **_link(TYPE_LINK[kind]),
+                        **TRAFFIC[kind],
+                        "topology.egresses": T_EGRESSES,
+                    },
                     grid,
                 )
             )
@@ -613,7 +627,12 @@ def groups(exp: str, plan: Plan) -> list[Group]:
             Group(
                 f"t3-{kind.lower()}",
                 "term-rtt",
-                {**_term(plan, plan.t_fail_s), **_link(TYPE_LINK[kind]), **TRAFFIC[kind]},
+                {
+                    **_term(plan, plan.t_fail_s),
+                    **_link(TYPE_LINK[kind]),
+                    **TRAFFIC[kind],
+                    "topology.egresses": T_EGRESSES,
+                },
                 (("topology.ingresses", counts), ("pcn.traffic.jitter", plan.t3_f)),
             )
             for kind, counts in plan.t3_counts.items()
@@ -1234,8 +1253,9 @@ def exp_t2(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
     runs = runs_all.subset(groups("T2", plan), plan.seeds)
     table = Table(
         "T2",
-        "T2 ingress aggregation: RTT topology, all access delays 1 ms, Rt = 50% of the link, "
-        "Poisson arrivals",
+        "T2 ingress aggregation: RTT topology, all access delays 1 ms, "
+        f"{T_EGRESSES} egresses (an aggregate from every ingress to every egress), "
+        "Rt = 50% of the link, Poisson arrivals",
         row_label="#",
     )
     i = 0
@@ -1250,6 +1270,8 @@ def exp_t2(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
             table.add_ci(row, "load (flows)", ci_of(load))
             table.add(row, "ingresses", n, runs=0)
             table.add_ci(row, "flows per ingress", ci_of([x / n for x in load]))
+            table.add(row, "aggregates", n * T_EGRESSES, runs=0)
+            table.add_ci(row, "flows per aggregate", ci_of([x / (n * T_EGRESSES) for x in load]))
             table.add_ci(
                 row, "threshold (flows)", ci_of(runs.values(p + "threshold_flows", **params))
             )
@@ -1266,7 +1288,7 @@ def exp_t3(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
         "T3",
         "T3 randomization: over-termination in points of the load at failure (and in % of "
         "the optimal) against f (each packet delayed by U(0, f × inter-packet time)), RTT "
-        "topology, access 1 ms",
+        f"topology, access 1 ms, {T_EGRESSES} egresses",
         row_label="#",
     )
     p = _key("D-F", "")
@@ -1356,8 +1378,8 @@ def exp_t5(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
     runs = runs_all.subset(groups("T5", plan), plan.seeds)
     table = Table(
         "T5",
-        "T5 BATCH vs Poisson arrivals (T2's setups): terminated fraction and over-termination "
-        "(points of the load at failure, and % of the optimal)",
+        f"T5 BATCH vs Poisson arrivals (T2's setups, {T_EGRESSES} egresses): terminated "
+        "fraction and over-termination (points of the load at failure, and % of the optimal)",
         row_label="#",
     )
     p = _key("D-F", "")
@@ -1439,7 +1461,9 @@ def notes(plan: Plan, quick: bool = False) -> list[str]:
         "Over-admission % = (mean of the 50-ms PCN throughput samples after warm-up − Ra) "
         "/ Ra × 100 with Ra = ½ link; holding times exponential, mean 60 s; the call rate λ "
         "satisfies k × Ra = λ × mean flow rate × 60 s.",
-        f"Termination: T1 fails at {plan.t1_fail_s:g} s, T2–T5 at {plan.t_fail_s:g} s; each "
+        f"Termination: T2, T3 and T5 have {T_EGRESSES} egresses behind the bottleneck and an "
+        "aggregate from every ingress to every egress; T1 one egress. "
+        f"T1 fails at {plan.t1_fail_s:g} s, T2–T5 at {plan.t_fail_s:g} s; each "
         f"run ends {plan.t_after_s:g} s later. The call rate makes the expected load at "
         f"failure the study's ({at_failure:.4f} of the link: offered 0.75, failure at "
         f"{SPEC_T_FAIL_S:g} s); with Poisson calls and exponential holding the flows active "

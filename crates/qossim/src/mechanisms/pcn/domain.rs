@@ -98,13 +98,30 @@ pub fn single_link(world: &mut World, rate_bps: u64, delay: Time) -> PcnTopology
 /// each access link's propagation delay) linked to the interior node `D`, and the
 /// bottleneck `D-F` to the egress `F` (`rate_bps`, propagation `bottleneck_delay`).
 /// Access links run [`FAST_LINK_FACTOR`] times faster than the bottleneck. Aggregates
-/// `Ik-F`.
+/// `Ik-F`. [`rtt_star_egresses`] with one egress.
 pub fn rtt_star(
     world: &mut World,
     rate_bps: u64,
     bottleneck_delay: Time,
     access_delays: &[Time],
 ) -> PcnTopology {
+    rtt_star_egresses(world, rate_bps, bottleneck_delay, access_delays, 1)
+}
+
+/// The RTT topology with `egresses` egress nodes. With one egress it is [`rtt_star`]'s
+/// network (`F` is the egress, aggregates `Ik-F`). With `m` > 1, `F` is an interior
+/// node and the egresses `E1..Em` hang off it by links [`FAST_LINK_FACTOR`] times faster
+/// than the bottleneck with no propagation delay (so every round trip is the
+/// single-egress one); every ingress has an aggregate to every egress, `Ik-Ej`, ordered
+/// by ingress, then egress, and all of them cross the bottleneck `D-F`.
+pub fn rtt_star_egresses(
+    world: &mut World,
+    rate_bps: u64,
+    bottleneck_delay: Time,
+    access_delays: &[Time],
+    egresses: usize,
+) -> PcnTopology {
+    assert!(egresses >= 1, "the RTT topology needs at least one egress");
     let net = &mut world.net;
     let ingresses: Vec<NodeId> = (1..=access_delays.len())
         .map(|k| net.add_node(&format!("I{k}")))
@@ -115,9 +132,25 @@ pub fn rtt_star(
         link(net, i, d, rate_bps * FAST_LINK_FACTOR, delay);
     }
     let b = link(net, d, f, rate_bps, bottleneck_delay);
+    let outs: Vec<NodeId> = if egresses == 1 {
+        vec![f]
+    } else {
+        (1..=egresses)
+            .map(|j| {
+                let e = net.add_node(&format!("E{j}"));
+                link(net, f, e, rate_bps * FAST_LINK_FACTOR, 0);
+                e
+            })
+            .collect()
+    };
+    let ieas = ingresses
+        .iter()
+        .flat_map(|&i| outs.iter().map(move |&e| (i, e)))
+        .map(|(i, e)| iea(net, i, e, vec![0]))
+        .collect();
     PcnTopology {
         bottlenecks: vec![b],
-        ieas: ingresses.iter().map(|&i| iea(net, i, f, vec![0])).collect(),
+        ieas,
     }
 }
 

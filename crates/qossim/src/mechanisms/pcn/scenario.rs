@@ -11,9 +11,9 @@
 
 use super::{
     admission_accuracy, call_rate_for_overload, expected_termination, optimal_fraction,
-    over_termination_percent, parking_lot, rtt_star, schedule_termination_rates, single_link,
-    spread_delays, CallArrivals, CleMode, IeaSpec, IngressConfig, MarkingCurve, PcnDomain,
-    PcnHandles, PcnIngress, Rounding, VqThresholds, DEFAULT_QUEUE_PACKETS,
+    over_termination_percent, parking_lot, rtt_star_egresses, schedule_termination_rates,
+    single_link, spread_delays, CallArrivals, CleMode, IeaSpec, IngressConfig, MarkingCurve,
+    PcnDomain, PcnHandles, PcnIngress, Rounding, VqThresholds, DEFAULT_QUEUE_PACKETS,
     TERMINATION_DEPTH_PACKETS,
 };
 use crate::metrics::{Probe, Series};
@@ -262,7 +262,7 @@ fn access_delays(cx: &Cx, t: &Tbl, n: Option<u64>) -> Option<Vec<Time>> {
 }
 
 /// Reads a PCN topology from `[topology]` (and the `[links."NAME"]` overrides). The
-/// network is the one [`single_link`], [`rtt_star`] or [`parking_lot`] builds:
+/// network is the one [`single_link`], [`rtt_star_egresses`] or [`parking_lot`] builds:
 /// unidirectional links in the data direction, links other than the bottlenecks 100
 /// times faster, drop-tail queues of [`DEFAULT_QUEUE_PACKETS`] packets.
 fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
@@ -274,6 +274,7 @@ fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
             "rate",
             "queue",
             "ingresses",
+            "egresses",
             "access_delay",
             "access_delays",
             "bottleneck_delay",
@@ -317,10 +318,17 @@ fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
         }
         "pcn_rtt" => {
             let n = count(cx, t, "ingresses", 1, 100_000);
+            let m = if t.has("egresses") {
+                count(cx, t, "egresses", 1, 1000)
+            } else {
+                Some(1)
+            };
             let bd = time_or(cx, t, "bottleneck_delay", PS_PER_MS);
             let delays = access_delays(cx, t, n);
-            match (rate, bd, delays) {
-                (Some(r), Some(bd), Some(ds)) => Some(rtt_star(&mut w, r, bd, &ds)),
+            match (rate, bd, delays, m) {
+                (Some(r), Some(bd), Some(ds), Some(m)) => {
+                    Some(rtt_star_egresses(&mut w, r, bd, &ds, m as usize))
+                }
                 _ => None,
             }
         }
@@ -372,10 +380,19 @@ fn implied(topo: &Topology) -> Option<Implied> {
     match topo.kind.as_str() {
         "pcn_single" => Some((vec!["A-B".into()], vec![("A".into(), "B".into())])),
         "pcn_rtt" => {
+            // One egress F, or egresses E1..Em behind F: every ingress to every egress,
+            // by ingress, then egress.
+            let mut outs: Vec<String> = (1..)
+                .map(|j| format!("E{j}"))
+                .take_while(|n| has(n))
+                .collect();
+            if outs.is_empty() {
+                outs.push("F".into());
+            }
             let ins: Vec<(String, String)> = (1..)
                 .map(|k| format!("I{k}"))
                 .take_while(|n| has(n))
-                .map(|n| (n, "F".to_string()))
+                .flat_map(|i| outs.iter().map(move |e| (i.clone(), e.clone())))
                 .collect();
             Some((vec!["D-F".into()], ins))
         }

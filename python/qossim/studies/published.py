@@ -130,7 +130,8 @@ class ColumnMap:
     ``scale`` multiplies the published value into the reproduced column's unit;
     ``reduce`` says how a reproduced cell that lists several numbers (``"5095 / 5094"``)
     becomes one: its ``first``, ``min``, ``max``, ``mean`` or ``sum`` (``value``: the
-    cell is one number).
+    cell is one number). ``by_row`` names another reproduced column for some published
+    rows (e.g. the steady-state maximum where the study printed that one).
     """
 
     published: str
@@ -138,6 +139,11 @@ class ColumnMap:
     tolerance: Tolerance | None = None
     scale: float = 1.0
     reduce: str = "value"
+    by_row: Mapping[str, str] = field(default_factory=dict)
+
+    def reproduced_for(self, row: str) -> str:
+        """Return the reproduced column compared with this column's cell in ``row``."""
+        return self.by_row.get(row, self.reproduced)
 
 
 @dataclass(frozen=True)
@@ -319,6 +325,11 @@ def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> Publi
             raise PublishedDataError(
                 f"{where}: columns: {c['published']}: reduce: one of {', '.join(_REDUCERS)}"
             )
+        by_row = c.get("by_row", {})
+        if not isinstance(by_row, Mapping) or not all(isinstance(v, str) for v in by_row.values()):
+            raise PublishedDataError(
+                f"{where}: columns: {c['published']}: by_row: a table of row -> column"
+            )
         scale = c.get("scale", 1.0)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale == 0:
             raise PublishedDataError(f"{where}: columns: {c['published']}: scale: a number ≠ 0")
@@ -329,6 +340,7 @@ def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> Publi
                 _tolerance(c.get("tolerance"), f"{where}: columns: {c['published']}"),
                 float(scale),
                 str(reduce),
+                dict(by_row),
             )
         )
     if not columns:
@@ -360,6 +372,13 @@ def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> Publi
     )
     cells = _cells(folder / raw["file"], table, key_columns, raw["row"], rows_map)
     known_rows = {c.row for c in cells}
+    for c in columns:
+        for r in c.by_row:
+            if r not in known_rows:
+                raise PublishedDataError(
+                    f"{where}: columns: {c.published}: by_row: row {r!r} is not a row of "
+                    f"{raw['file']}"
+                )
     for e in explanations:
         for r in e.rows:
             if r not in known_rows:
@@ -607,7 +626,8 @@ def compare(
                 continue
             col = pt.column(cell.column)
             where = by_id.get(cell.reproduced_table) if cell.reproduced_table else target
-            record = where.cell(cell.reproduced_row, col.reproduced) if where else None
+            column = col.reproduced_for(cell.row)
+            record = where.cell(cell.reproduced_row, column) if where else None
             if record is None:
                 continue
             value = cell.value * col.scale

@@ -13,8 +13,10 @@ Experiments:
     Aggressive mode, dual queue, every R: long-term throughput per station, of
     the UDP flow and per TCP connection; Jain's index over stations.
 ``series``
-    Aggressive mode, dual queue, one R: the 1-ms time series and their plots,
-    with a zoom on one oscillation period.
+    Aggressive mode, dual queue, one R: per station the longest idle stretch,
+    the peak 1-ms throughput, the CV of 10-ms throughput and the RTT mean and
+    99th percentile; the 1-ms time series and their plots, with a zoom on
+    station 0's longest idle stretch (or its busiest swing).
 ``compare``
     Aggressive/dual, conservative/single and conservative/dual at every R:
     fairness index, per-station throughput, coefficient of variation of 10-ms
@@ -60,6 +62,10 @@ UNBALANCED_DELAYS = ("0.1ms", "2ms")
 
 #: The connection whose congestion window and RTT are traced.
 TRACED = "tcp0"
+#: A 1-ms bin counts as idle below this fraction of the fair share.
+IDLE_FRACTION = 0.05
+#: Width of the zoomed plots of the ``series`` experiment, in 1-ms samples.
+ZOOM_MS = 100
 
 
 @dataclass(frozen=True)
@@ -79,22 +85,22 @@ FULL = Plan(
     udp_rates_mbps=UDP_RATES_MBPS,
     duration_s=10.0,
     warmup_s=1.0,
-    series_rate_mbps=100,
+    series_rate_mbps=1,
 )
 #: For the test suite (``QOSSIM_RPR_PROFILE=tiny``): the plumbing, not the numbers.
 TINY = Plan(
     seeds=(1,),
-    udp_rates_mbps=(100,),
+    udp_rates_mbps=(1,),
     duration_s=0.3,
     warmup_s=0.1,
-    series_rate_mbps=100,
+    series_rate_mbps=1,
 )
 QUICK = Plan(
     seeds=(1,),
     udp_rates_mbps=(1, 100, 400),
     duration_s=2.0,
     warmup_s=0.5,
-    series_rate_mbps=100,
+    series_rate_mbps=1,
 )
 
 
@@ -218,14 +224,85 @@ def mbps(row: Mapping[str, Any], key: str) -> float:
 
 def cv_10ms(runs: Runs, row: Mapping[str, Any], station: int, warmup_s: float) -> float:
     """Coefficient of variation of a station's 10-ms add throughput after the warm-up."""
+    _, v = station_add_series(runs, row, station, warmup_s)
+    return cv_of_bins(v, 10)
+
+
+def station_add_series(
+    runs: Runs, row: Mapping[str, Any], station: int, warmup_s: float
+) -> tuple[list[float], list[float]]:
+    """Return a station's 1-ms add throughput (times, bit/s) after the warm-up."""
     s = runs.series(row, f"rpr.S{station}.add_bps")
-    v = [float(x) for t, x in zip(s["t"], s["value"], strict=True) if t > warmup_s]
-    bins = [sum(v[i : i + 10]) / 10 for i in range(0, len(v) - 9, 10)]
+    pairs = [(float(t), float(x)) for t, x in zip(s["t"], s["value"], strict=True) if t > warmup_s]
+    return [t for t, _ in pairs], [x for _, x in pairs]
+
+
+def cv_of_bins(values: Sequence[float], per_bin: int = 10) -> float:
+    """Return the CV (sample std / mean) of ``values`` averaged in bins of ``per_bin``."""
+    bins = [
+        sum(values[i : i + per_bin]) / per_bin for i in range(0, len(values) - per_bin + 1, per_bin)
+    ]
     if len(bins) < 2:
         return float("nan")
     mean = sum(bins) / len(bins)
     var = sum((b - mean) ** 2 for b in bins) / (len(bins) - 1)
     return math.sqrt(var) / mean if mean > 0 else float("nan")
+
+
+def longest_run_below(values: Sequence[float], threshold: float) -> tuple[int, int]:
+    """Return (length, start index) of the longest run of values strictly below ``threshold``.
+
+    The first such run wins a tie; (0, -1) when no value is below.
+    """
+    best, best_at, run, at = 0, -1, 0, 0
+    for i, v in enumerate(values):
+        if v < threshold:
+            if run == 0:
+                at = i
+            run += 1
+            if run > best:
+                best, best_at = run, at
+        else:
+            run = 0
+    return best, best_at
+
+
+def busiest_swing(values: Sequence[float], width: int) -> int:
+    """Return the start index of the ``width``-sample window with the largest max − min.
+
+    The earliest such window wins a tie; 0 for a series shorter than ``width``.
+    """
+    best, best_at = -1.0, 0
+    for i in range(0, max(len(values) - width + 1, 1)):
+        part = values[i : i + width]
+        if not part:
+            break
+        swing = max(part) - min(part)
+        if swing > best:
+            best, best_at = swing, i
+    return best_at
+
+
+def zoom_window(
+    times: Sequence[float], values: Sequence[float], threshold: float, width: int
+) -> tuple[float, float, str]:
+    """Return (start, end, what) of a zoom of ``width`` samples of a 1-ms series.
+
+    Around the longest idle stretch (values below ``threshold``), with a quarter of the
+    window before it; without any idle sample, on the window of the busiest swing.
+    """
+    if not times:
+        return 0.0, 0.0, "empty"
+    length, at = longest_run_below(values, threshold)
+    if length > 0:
+        first = max(at - width // 4, 0)
+        what = f"the longest idle stretch ({length} ms)"
+    else:
+        first = busiest_swing(values, width)
+        what = "the busiest swing (no idle stretch)"
+    last = min(first + width, len(times)) - 1
+    step = times[1] - times[0] if len(times) > 1 else 1e-3
+    return times[first] - step, times[last], what
 
 
 def oscillation_period_ms(values: Sequence[float]) -> int | None:
@@ -310,6 +387,40 @@ def table_compare(runs: Runs, plan: Plan) -> Table:
             ):
                 v = row.get(key)
                 t.add(label, col, None if v is None else 1e3 * float(v))
+    return t
+
+
+def table_series(runs: Runs, plan: Plan) -> Table | None:
+    """Per station, the short-term behaviour of the ``series`` run.
+
+    Longest idle stretch (consecutive 1-ms bins of add throughput below
+    :data:`IDLE_FRACTION` of the fair share), peak 1-ms add throughput, CV of 10-ms
+    throughput, and the mean and 99th percentile of the RTT of the station's TCP
+    acknowledgements, all after the warm-up.
+    """
+    mode, design = DESIGNS[0]
+    rate = plan.series_rate_mbps
+    row = runs.row(mode, design, rate)
+    if row is None:
+        return None
+    fair = LINE_BPS / SENDERS
+    t = Table(
+        "series",
+        f"short-term behaviour per station ({design_label(mode, design)}, R = {rate:g} Mb/s); "
+        f"idle: 1-ms add throughput below {100 * IDLE_FRACTION:g} % of the fair share "
+        f"({IDLE_FRACTION * fair / 1e6:.2f} Mb/s)",
+        row_label="station",
+    )
+    for i in range(SENDERS):
+        label = f"S{i}"
+        _, v = station_add_series(runs, row, i, plan.warmup_s)
+        idle, _ = longest_run_below(v, IDLE_FRACTION * fair)
+        t.add(label, "longest idle (ms)", idle)
+        t.add(label, "peak 1-ms (Mb/s)", max(v) / 1e6 if v else None)
+        t.add(label, "cv 10-ms", cv_of_bins(v, 10))
+        for key, col in (("rtt_mean_s", "rtt mean (ms)"), ("rtt_p99_s", "rtt p99 (ms)")):
+            x = row.get(f"rpr.station.{i}.{key}")
+            t.add(label, col, None if x is None else 1e3 * float(x))
     return t
 
 
@@ -437,21 +548,21 @@ def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -
     period = oscillation_period_ms(
         [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > plan.warmup_s]
     )
-    start = plan.warmup_s
-    span = max(2 * period * 1e-3 if period else 0.0, 0.02)
-    head = [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > start]
+    s0_t, s0_v = station_add_series(runs, row, 0, plan.warmup_s)
+    start, end, what = zoom_window(s0_t, s0_v, IDLE_FRACTION * LINE_BPS / SENDERS, ZOOM_MS)
+    head = [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > plan.warmup_s]
     mean = sum(head) / len(head) if head else float("nan")
     std = math.sqrt(sum((v - mean) ** 2 for v in head) / len(head)) if head else float("nan")
     output.notes.append(
         f"series ({tag}): the head's (S{SENDERS - 1}) advertised fair rate has mean "
         f"{mean:.1f} Mb/s and standard deviation {std:.2f} Mb/s; its first autocorrelation "
         + (f"peak is at {period} ms" if period else "peak was not found")
-        + f"; zoom {start:g}–{start + span:.3f} s"
+        + f"; zoom {start:.3f}–{end:.3f} s, on station 0's {what}"
     )
 
     def draw(df: Any, cols: Sequence[str], name: str, title: str, y: str, unit: str) -> None:
         for zoom in (False, True):
-            part = df[(df["t"] > start) & (df["t"] <= start + span)] if zoom else df
+            part = df[(df["t"] > start) & (df["t"] <= end)] if zoom else df
             fig = plots.timeseries(
                 part,
                 "t",
@@ -463,9 +574,18 @@ def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -
             suffix = "_zoom" if zoom else ""
             path = plots.save(fig, fig_dir / f"{name}{suffix}.png")
             output.figures.append(
-                (f"{title}{' — zoom on one oscillation' if zoom else ''} ({tag})", path)
+                (f"{title}{' — zoom on station 0: ' + what if zoom else ''} ({tag})", path)
             )
 
+    adds = _frame(runs, row, {f"S{i}": f"rpr.S{i}.add_bps" for i in range(SENDERS)}, 1e-6)
+    draw(
+        adds,
+        [f"S{i}" for i in range(SENDERS)],
+        "add",
+        "1-ms add throughput of every sending station",
+        "throughput",
+        "Mb/s",
+    )
     draw(
         df_conn,
         ["S0 aggregate"],
@@ -541,5 +661,8 @@ def reproduce(
     if "compare" in selected:
         output.tables.append(table_compare(runs, plan))
     if "series" in selected:
+        series = table_series(runs, plan)
+        if series is not None:
+            output.tables.append(series)
         figures_series(runs, plan, target, output)
     return output

@@ -75,6 +75,11 @@ pub struct RprConfig {
     pub fairness_size: u32,
     /// Interval of the station's time series.
     pub sample_interval: Time,
+    /// Start of the per-aging-interval trace (series `rpr.S{i}.iv.*`); none when
+    /// `trace_until` is not after it.
+    pub trace_from: Time,
+    /// End of the per-aging-interval trace.
+    pub trace_until: Time,
 }
 
 impl Default for RprConfig {
@@ -100,6 +105,8 @@ impl Default for RprConfig {
             client_buffer: 100_000,
             fairness_size: 16,
             sample_interval: crate::time::millis(1.0),
+            trace_from: 0,
+            trace_until: 0,
         }
     }
 }
@@ -229,6 +236,7 @@ pub struct RprStation {
     sample_added: u64,
     sample_allowed_max: f64,
     series: Option<[usize; 6]>,
+    trace_ids: Option<[usize; 10]>,
 }
 
 impl RprStation {
@@ -288,6 +296,7 @@ impl RprStation {
             sample_added: 0,
             sample_allowed_max: line_iv,
             series: None,
+            trace_ids: None,
             cfg,
         }
     }
@@ -489,6 +498,7 @@ impl RprStation {
     fn age(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
         self.rates.age(self.added_iv, self.forwarded_iv);
+        let (added_iv, forwarded_iv) = (self.added_iv, self.forwarded_iv);
         self.added_iv = 0;
         self.forwarded_iv = 0;
         let lp_sum = self.rates.lp_add_rate + self.rates.lp_fw_rate;
@@ -566,7 +576,60 @@ impl RprStation {
             }
         }
         self.sample_allowed_max = self.sample_allowed_max.max(self.allowed);
+        if now >= self.cfg.trace_from && now < self.cfg.trace_until {
+            self.trace(ctx, added_iv, forwarded_iv);
+        }
         self.try_send(ctx);
+    }
+
+    /// One row of the per-aging-interval trace: STQ depth, congestion state, the
+    /// low-pass rates, the advertised, received and allowed rates, the head of the
+    /// domain whose rate limits this station, and the bytes added and forwarded during
+    /// the interval just ended.
+    fn trace(&mut self, ctx: &mut Ctx, added_iv: u64, forwarded_iv: u64) {
+        let now = ctx.now();
+        let ids = match self.trace_ids {
+            Some(ids) => ids,
+            None => {
+                let p = format!("rpr.S{}.iv.", self.idx);
+                let names: [(&str, &'static str); 10] = [
+                    ("stq_bytes", "bytes"),
+                    ("congested", "0/1"),
+                    ("lp_add_bps", "bit/s"),
+                    ("lp_fw_bps", "bit/s"),
+                    ("advertised_bps", "bit/s"),
+                    ("received_bps", "bit/s"),
+                    ("allowed_bps", "bit/s"),
+                    ("limit_head", "station"),
+                    ("add_bytes", "bytes"),
+                    ("transit_bytes", "bytes"),
+                ];
+                let ids = names.map(|(n, u)| ctx.rec.id(&(p.clone() + n), u));
+                self.trace_ids = Some(ids);
+                ids
+            }
+        };
+        let recv = self.iv_to_bps(self.received.rate);
+        let head = if self.limit_head == NONE {
+            -1.0
+        } else {
+            self.limit_head as f64
+        };
+        let values = [
+            self.transit_depth() as f64,
+            self.congested as u8 as f64,
+            self.iv_to_bps(self.rates.lp_add_rate),
+            self.iv_to_bps(self.rates.lp_fw_rate),
+            self.iv_to_bps(self.advertised),
+            recv,
+            self.iv_to_bps(self.allowed),
+            head,
+            added_iv as f64,
+            forwarded_iv as f64,
+        ];
+        for (id, v) in ids.into_iter().zip(values) {
+            ctx.rec.push(id, now, v);
+        }
     }
 
     /// The conservative head's fair rate. Congestion starting sets it to lpAddRate;

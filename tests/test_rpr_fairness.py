@@ -74,9 +74,9 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
         mean = cells[("series", f"S{i}", "rtt mean (ms)")]
         p99 = cells[("series", f"S{i}", "rtt p99 (ms)")]
         assert (mean is None) == (p99 is None)
-    # 50 connections, each with a number.
+    # 40 connections, each with a number.
     conns = [r for r in records if r["table"] == "per_connection"]
-    assert len(conns) == rpr.SENDERS * rpr.CONNECTIONS
+    assert len(conns) == rpr.TCP_STATIONS * rpr.CONNECTIONS
     for name in FIGURES:
         for suffix in ("", "_zoom"):
             png = out / "figures" / f"{name}{suffix}.png"

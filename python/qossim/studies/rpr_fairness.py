@@ -1,8 +1,9 @@
 """RPR ring fairness with TCP and UDP (``qossim reproduce rpr-fairness``).
 
 A ring of six stations; ten greedy TCP Reno connections from each of stations
-0–4 to station 5 and a UDP CBR flow of rate R from station 4 to station 5 all
-cross the span S4→S5. The study asks whether the fairness protocol shares that
+0–3 to station 5 and a UDP CBR flow of rate R from station 4 to station 5 all
+cross the span S4→S5: five sending stations, station 4's demand being its UDP
+flow. The study asks whether the fairness protocol shares that
 span equally among the stations in the long term, how throughput, client
 buffers and TCP round-trip times behave in the short term (1-ms series), and
 how the conservative mode compares with the aggressive one.
@@ -44,6 +45,9 @@ EXPERIMENTS = ["long_term", "series", "compare", "unbalanced"]
 #: Stations on the ring; stations 0..SENDERS-1 send to the last one.
 STATIONS = 6
 SENDERS = 5
+#: Stations 0..TCP_STATIONS-1 carry the TCP connections; the last sender (S4) carries
+#: the UDP flow only (``scenario(..., head_tcp=True)`` gives it ten TCPs as well).
+TCP_STATIONS = SENDERS - 1
 #: Span rate (bits per second) and propagation delay.
 LINE_BPS = 622e6
 SPAN_DELAY = "0.1ms"
@@ -109,8 +113,14 @@ QUICK = Plan(
 # ============================================================================
 
 
-def scenario(mode: str, design: str, udp_mbps: float, plan: Plan) -> dict[str, Any]:
-    """Return the default scenario: 10 TCP per station 0–4 to station 5, UDP R on S4→S5."""
+def scenario(
+    mode: str, design: str, udp_mbps: float, plan: Plan, head_tcp: bool = False
+) -> dict[str, Any]:
+    """Return the default scenario: 10 TCP per station 0–3 to station 5, UDP R on S4→S5.
+
+    With ``head_tcp`` station 4 also has ten TCP connections (in the same client buffer
+    as the UDP flow).
+    """
     last = f"S{STATIONS - 1}"
     interval_us = PACKET_BYTES * 8 / (udp_mbps * 1e6) * 1e6
     traffic: list[dict[str, Any]] = [
@@ -123,7 +133,7 @@ def scenario(mode: str, design: str, udp_mbps: float, plan: Plan) -> dict[str, A
             "interval": f"{interval_us:.9g}us",
         }
     ]
-    for i in range(SENDERS):
+    for i in range(SENDERS if head_tcp else TCP_STATIONS):
         traffic.append(
             {
                 "name": f"tcp{i}",
@@ -193,9 +203,8 @@ def run_all(
 
 
 def unbalanced_scenario(mode: str, design: str, delay: str, plan: Plan) -> dict[str, Any]:
-    """Return the default ring without station 4's TCP: it sends 50 Mb/s of UDP only."""
+    """Return the default ring at R = 50 Mb/s with spans of propagation ``delay``."""
     sc = scenario(mode, design, UNBALANCED_UDP_MBPS, plan)
-    sc["traffic"] = [t for t in sc["traffic"] if t["name"] != f"tcp{SENDERS - 1}"]
     sc["topology"]["delay"] = delay
     return sc
 
@@ -226,6 +235,12 @@ def cv_10ms(runs: Runs, row: Mapping[str, Any], station: int, warmup_s: float) -
     """Coefficient of variation of a station's 10-ms add throughput after the warm-up."""
     _, v = station_add_series(runs, row, station, warmup_s)
     return cv_of_bins(v, 10)
+
+
+def jain(x: Sequence[float]) -> float:
+    """Return Jain's fairness index (Σx)² / (n·Σx²) of ``x`` (1 when all are equal)."""
+    s2 = sum(v * v for v in x)
+    return 1.0 if not x or s2 == 0 else sum(x) ** 2 / (len(x) * s2)
 
 
 def station_add_series(
@@ -348,10 +363,14 @@ def table_long_term(runs: Runs, plan: Plan) -> list[Table]:
         label = f"{rate:g}"
         for i in range(SENDERS):
             stations.add(label, f"S{i}", mbps(row, f"rpr.station.{i}.throughput_bps"))
-        stations.add(label, "TCP of S4", mbps(row, "group.tcp4.throughput_bps"))
         stations.add(label, "UDP", mbps(row, "group.udp.throughput_bps"))
         stations.add(label, "Jain", row.get("rpr.jain_index"))
-        for i in range(SENDERS):
+        stations.add(
+            label,
+            "Jain S0-S3",
+            jain([mbps(row, f"rpr.station.{i}.throughput_bps") for i in range(TCP_STATIONS)]),
+        )
+        for i in range(TCP_STATIONS):
             for k in range(CONNECTIONS):
                 conns.add(
                     f"R={label} S{i}", f"c{k}", mbps(row, f"rpr.flow.tcp{i}.{k}.throughput_bps")
@@ -380,7 +399,7 @@ def table_compare(runs: Runs, plan: Plan) -> Table:
             t.add(label, "CV 10ms mean", sum(cvs) / len(cvs))
             clients = [row.get(f"rpr.station.{i}.client_max_pkts") or 0 for i in range(SENDERS)]
             t.add(label, "max client (pkts)", max(clients))
-            t.add(label, "max client S0-S3", max(clients[: SENDERS - 1]))
+            t.add(label, "max client S0-S3", max(clients[:TCP_STATIONS]))
             for key, col in (
                 ("rpr.tcp.rtt_mean_s", "RTT mean ms"),
                 ("rpr.tcp.rtt_p99_s", "RTT p99 ms"),

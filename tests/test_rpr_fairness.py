@@ -50,6 +50,7 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
         "compare",
         "series",
         "unbalanced",
+        "loop_delay",
     }
     cells = {(r["table"], r["row"], r["column"]): r["value"] for r in records}
     # The comparison holds the three configurations at the tiny plan's R.
@@ -130,6 +131,15 @@ def test_longest_idle_run_and_its_start():
     assert rpr.longest_run_below([1.0, 1.0, 9.0, 1.0, 1.0], 5.0) == (2, 0)
 
 
+def test_idle_stretches_count_maximal_runs_of_at_least_the_length():
+    v = [0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 0.0]
+    # Runs of 2, 3 and 4 (the last one ends the series).
+    assert rpr.idle_stretches(v, 5.0, 2) == 3
+    assert rpr.idle_stretches(v, 5.0, 3) == 2
+    assert rpr.idle_stretches(v, 5.0, 4) == 1
+    assert rpr.idle_stretches(v, 5.0, 5) == 0
+
+
 def test_cv_of_bins_on_a_known_series():
     # Bins of 10 alternating between means 1 and 3: 4 bins, mean 2, sample variance 4/3.
     values = [1.0] * 10 + [3.0] * 10 + [1.0] * 10 + [3.0] * 10 + [5.0] * 9
@@ -185,3 +195,24 @@ def test_head_below_its_share_oscillates_and_wastes_the_span(tmp_path):
         assert abs(head - rpr.UNBALANCED_UDP_MBPS) < 0.02 * rpr.UNBALANCED_UDP_MBPS
         assert min(cell[(label, f"S{i} Mb/s")] for i in range(4)) > head
         assert cell[(label, "span use %")] <= 100.1
+
+
+def test_head_adding_1mbps_stalls_every_tcp_station_for_a_fairness_loop(tmp_path):
+    """At R = 1 Mb/s the head S4 forwards at line rate and adds almost nothing: it is
+    congested on its transmit rate (its STQ stays under the low threshold), advertises
+    its ~1-Mb/s add rate, and every TCP station stalls. A station can hear "full rate"
+    again only after the head's congestion has ended and the message has come back up
+    the ring, so station 0 stalls for at least one message trip from S4 to S0: four
+    spans, 8 ms with 2-ms spans (7 whole 1-ms bins at least)."""
+    plan = rpr.Plan(seeds=(1,), udp_rates_mbps=(), duration_s=0.7, warmup_s=0.2, series_rate_mbps=1)
+    rows = rpr.run_loop_delay(plan, tmp_path, progress=False)
+    runs = rpr.Runs(rows=rows, out_dir=tmp_path)
+    fair = rpr.LINE_BPS / rpr.SENDERS
+    by_delay = {r["span_delay"]: r for r in rows}
+    short = by_delay["0.1ms"]
+    assert short["agent.rpr.S4.congested_fraction"] > 0.05
+    for i in range(rpr.TCP_STATIONS):
+        _, v = rpr.station_add_series(runs, short, i, plan.warmup_s)
+        assert rpr.longest_run_below(v, rpr.IDLE_FRACTION * fair)[0] >= 1, i
+    _, v = rpr.station_add_series(runs, by_delay["2ms"], 0, plan.warmup_s)
+    assert rpr.longest_run_below(v, rpr.IDLE_FRACTION * fair)[0] >= 7

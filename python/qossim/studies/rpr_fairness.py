@@ -22,6 +22,12 @@ Experiments:
     Aggressive/dual, conservative/single and conservative/dual at every R:
     fairness index, per-station throughput, coefficient of variation of 10-ms
     throughput, maximum client buffer, RTT mean and 99th percentile.
+``unbalanced``
+    Every configuration at R = 50 Mb/s with 0.1-ms and 2-ms spans: shares,
+    span use, oscillation period, fairness round trip, RTTs.
+``loop_delay``
+    The ``series`` point with spans of 0.1 to 2 ms: how station 0's idle
+    stretches and spikes grow with the fairness loop's delay.
 
 Everything the study varies is data at the top of this module (designs, R
 values, plans); each table and figure is one function.
@@ -40,7 +46,7 @@ from qossim import plots
 from qossim.studies import StudyOutput, Table, run_points
 
 TITLE = "RPR ring fairness with TCP and UDP"
-EXPERIMENTS = ["long_term", "series", "compare", "unbalanced"]
+EXPERIMENTS = ["long_term", "series", "compare", "unbalanced", "loop_delay"]
 
 #: Stations on the ring; stations 0..SENDERS-1 send to the last one.
 STATIONS = 6
@@ -63,6 +69,11 @@ DESIGNS = (("aggressive", "dual"), ("conservative", "single"), ("conservative", 
 #: share, while stations 0–3 stay greedy; spans of these propagation delays.
 UNBALANCED_UDP_MBPS = 50
 UNBALANCED_DELAYS = ("0.1ms", "2ms")
+#: The ``loop_delay`` experiment: the ``series`` point (aggressive/dual, R = 1 Mb/s)
+#: with spans of these propagation delays.
+LOOP_DELAYS = ("0.1ms", "0.5ms", "1ms", "2ms")
+#: An idle stretch this long or longer (ms) is counted by the ``loop_delay`` table.
+LONG_IDLE_MS = 10
 
 #: The connection whose congestion window and RTT are traced.
 TRACED = "tcp0"
@@ -185,6 +196,11 @@ class Runs:
         return Result.load(self.out_dir / "runs" / str(row["run_key"])).timeseries(name)
 
 
+# Every experiment names its points by mode, design, R and span delay: a run shared by
+# two experiments (the same scenario) is stored once, under whichever names it was
+# first run with, so all of them must be there.
+
+
 def run_all(
     designs: Sequence[tuple[str, str]],
     rates: Sequence[float],
@@ -194,7 +210,7 @@ def run_all(
 ) -> Runs:
     """Run every (design, R) point."""
     points = [
-        ({"mode": m, "design": d, "udp_mbps": r}, scenario(m, d, r, plan))
+        ({"mode": m, "design": d, "udp_mbps": r, "span_delay": SPAN_DELAY}, scenario(m, d, r, plan))
         for m, d in designs
         for r in rates
     ]
@@ -209,10 +225,79 @@ def unbalanced_scenario(mode: str, design: str, delay: str, plan: Plan) -> dict[
     return sc
 
 
+def run_loop_delay(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, Any]]:
+    """Run the ``series`` point (aggressive/dual) at every span delay of ``loop_delay``."""
+    mode, design = DESIGNS[0]
+    points = []
+    for delay in LOOP_DELAYS:
+        sc = scenario(mode, design, plan.series_rate_mbps, plan)
+        sc["topology"]["delay"] = delay
+        point = {
+            "mode": mode,
+            "design": design,
+            "udp_mbps": plan.series_rate_mbps,
+            "span_delay": delay,
+        }
+        points.append((point, sc))
+    df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-loop-delay")
+    return df.to_dict("records")
+
+
+def idle_stretches(values: Sequence[float], threshold: float, at_least: int) -> int:
+    """Return how many maximal runs of values below ``threshold`` last ``at_least`` or more."""
+    count, run = 0, 0
+    for v in [*values, threshold]:
+        if v < threshold:
+            run += 1
+        else:
+            count += run >= at_least
+            run = 0
+    return count
+
+
+def table_loop_delay(runs: Runs, rows: Sequence[Mapping[str, Any]], plan: Plan) -> Table:
+    """Tabulate station 0's idle stretches and spikes against the span delay."""
+    mode, design = DESIGNS[0]
+    fair = LINE_BPS / SENDERS
+    t = Table(
+        "loop_delay",
+        f"{design_label(mode, design)}, R = {plan.series_rate_mbps:g} Mb/s, spans of "
+        f"growing propagation delay: station 0's 1-ms add throughput (idle: below "
+        f"{IDLE_FRACTION * fair / 1e6:.2f} Mb/s)",
+        row_label="span delay",
+    )
+    measured = plan.duration_s - plan.warmup_s
+    for delay in LOOP_DELAYS:
+        row = _unbalanced_row(rows, mode, design, delay)
+        if row is None:
+            continue
+        _, v = station_add_series(runs, row, 0, plan.warmup_s)
+        idle, _ = longest_run_below(v, IDLE_FRACTION * fair)
+        t.add(delay, "S0 longest idle (ms)", idle)
+        t.add(
+            delay,
+            f"S0 idle >= {LONG_IDLE_MS} ms per s",
+            idle_stretches(v, IDLE_FRACTION * fair, LONG_IDLE_MS) / measured,
+        )
+        t.add(delay, "S0 peak 1-ms (Mb/s)", max(v) / 1e6 if v else None)
+        t.add(delay, "S0 cv 10-ms", cv_of_bins(v, 10))
+        shares = [mbps(row, f"rpr.station.{i}.throughput_bps") for i in range(SENDERS)]
+        for i in range(TCP_STATIONS):
+            t.add(delay, f"S{i} Mb/s", shares[i])
+        t.add(delay, "span use %", 100 * sum(shares) / (LINE_BPS / 1e6))
+        for key, col in (("rtt_mean_s", "S0 RTT mean ms"), ("rtt_p99_s", "S0 RTT p99 ms")):
+            x = row.get(f"rpr.station.0.{key}")
+            t.add(delay, col, None if x is None else 1e3 * float(x))
+    return t
+
+
 def run_unbalanced(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, Any]]:
     """Run every configuration at every span delay of the ``unbalanced`` experiment."""
     points = [
-        ({"mode": m, "design": d, "span_delay": delay}, unbalanced_scenario(m, d, delay, plan))
+        (
+            {"mode": m, "design": d, "udp_mbps": UNBALANCED_UDP_MBPS, "span_delay": delay},
+            unbalanced_scenario(m, d, delay, plan),
+        )
         for m, d in DESIGNS
         for delay in UNBALANCED_DELAYS
     ]
@@ -311,10 +396,10 @@ def zoom_window(
     length, at = longest_run_below(values, threshold)
     if length > 0:
         first = max(at - width // 4, 0)
-        what = f"the longest idle stretch ({length} ms)"
+        what = f"longest idle stretch ({length} ms)"
     else:
         first = busiest_swing(values, width)
-        what = "the busiest swing (no idle stretch)"
+        what = "busiest swing (no idle stretch)"
     last = min(first + width, len(times)) - 1
     step = times[1] - times[0] if len(times) > 1 else 1e-3
     return times[first] - step, times[last], what
@@ -672,8 +757,11 @@ def reproduce(
         runs_u = Runs(rows=rows, out_dir=target)
         output.tables.append(table_unbalanced(runs_u, rows, plan))
         figure_unbalanced(runs_u, rows, plan, target, output)
-        if selected == {"unbalanced"}:
-            return output
+    if "loop_delay" in selected:
+        rows_d = run_loop_delay(plan, target, progress)
+        output.tables.append(table_loop_delay(Runs(rows=rows_d, out_dir=target), rows_d, plan))
+    if not selected & {"long_term", "compare", "series"}:
+        return output
     runs = run_all(designs, rates, plan, target, progress)
     if "long_term" in selected:
         output.tables.extend(table_long_term(runs, plan))

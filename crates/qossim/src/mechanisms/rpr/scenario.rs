@@ -110,6 +110,7 @@ const RPR_KEYS: &[&str] = &[
     "stq_medium",
     "stq_high",
     "rate_low_threshold",
+    "aggressive_on_rates",
     "client_buffer",
     "fairness_size",
     "sample_interval",
@@ -199,6 +200,12 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
     ok &= t.fraction_into(cx, "stq_medium", &mut c.stq_medium);
     ok &= t.fraction_into(cx, "stq_high", &mut c.stq_high);
     ok &= t.fraction_into(cx, "rate_low_threshold", &mut c.rate_low_threshold);
+    if t.has("aggressive_on_rates") {
+        match t.bool(cx, "aggressive_on_rates") {
+            Some(v) => c.aggressive_on_rates = v,
+            None => ok = false,
+        }
+    }
     if ok && !(c.stq_low <= c.stq_medium && c.stq_medium <= c.stq_high) {
         t.error(
             cx,

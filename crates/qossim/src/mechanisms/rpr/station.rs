@@ -69,6 +69,9 @@ pub struct RprConfig {
     pub stq_high: f64,
     /// Rate congestion threshold (rateLowThreshold), fraction of the line rate.
     pub rate_low_threshold: f64,
+    /// Aggressive mode with a dual queue: congested on the transmit rate as well as on
+    /// the STQ (the standard); `false` keeps the STQ condition alone.
+    pub aggressive_on_rates: bool,
     /// Client buffer, packets.
     pub client_buffer: usize,
     /// Size of a fairness message, bytes.
@@ -102,6 +105,7 @@ impl Default for RprConfig {
             stq_medium: 0.1875,
             stq_high: 0.25,
             rate_low_threshold: 0.9 * 0.95,
+            aggressive_on_rates: true,
             client_buffer: 100_000,
             fairness_size: 16,
             sample_interval: crate::time::millis(1.0),
@@ -161,7 +165,9 @@ pub fn congested(
     let size = transit_size as f64;
     let on_rates = lp_sum >= cfg.rate_low_threshold * line;
     match (cfg.mode, cfg.design) {
-        (FairnessMode::Aggressive, BufferDesign::Dual) => on_rates || depth >= cfg.stq_low * size,
+        (FairnessMode::Aggressive, BufferDesign::Dual) => {
+            (cfg.aggressive_on_rates && on_rates) || depth >= cfg.stq_low * size
+        }
         (FairnessMode::Aggressive, BufferDesign::Single) => on_rates,
         (FairnessMode::Conservative, BufferDesign::Dual) => {
             on_rates || depth >= cfg.stq_medium * size
@@ -804,6 +810,11 @@ mod tests {
         assert!(!congested(&cfg, low - 1, size, thr - 1e-6, line));
         assert!(congested(&cfg, low, size, 0.0, line));
         assert!(congested(&cfg, 0, size, thr, line));
+        // The STQ condition alone (aggressive_on_rates = false): the rate no longer counts.
+        cfg.aggressive_on_rates = false;
+        assert!(!congested(&cfg, low - 1, size, line, line));
+        assert!(congested(&cfg, low, size, 0.0, line));
+        cfg.aggressive_on_rates = true;
         // Conservative, dual queue: from the medium threshold (18.75% = 49152 B), or on
         // rates from rateLowThreshold = 0.855 of the line rate.
         cfg.mode = FairnessMode::Conservative;

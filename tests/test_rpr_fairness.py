@@ -23,7 +23,17 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("QOSSIM_FAKE_ENGINE") == "1", reason="needs the real engine"
 )
 
-FIGURES = ["s0_aggregate", "s0_connections", "udp", "stq", "fair_rate", "client", "cwnd", "rtt"]
+FIGURES = [
+    "add",
+    "s0_aggregate",
+    "s0_connections",
+    "udp",
+    "stq",
+    "fair_rate",
+    "client",
+    "cwnd",
+    "rtt",
+]
 
 
 def _reproduce(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -38,22 +48,36 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
         "long_term",
         "per_connection",
         "compare",
+        "series",
         "unbalanced",
+        "loop_delay",
     }
     cells = {(r["table"], r["row"], r["column"]): r["value"] for r in records}
     # The comparison holds the three configurations at the tiny plan's R.
+    (rate,) = rpr.TINY.udp_rates_mbps
     for mode, design in rpr.DESIGNS:
-        row = f"{mode}/{design} R=100"
+        row = f"{mode}/{design} R={rate:g}"
         for col in ("Jain", "S0 Mb/s", "CV 10ms S0", "max client (pkts)", "RTT p99 ms"):
             assert cells[("compare", row, col)] is not None, (row, col)
         jain = cells[("compare", row, "Jain")]
         assert 0.2 <= jain <= 1.0
     # Station throughputs cannot exceed the span they share.
-    total = sum(cells[("long_term", "100", f"S{i}")] for i in range(rpr.SENDERS))
+    total = sum(cells[("long_term", f"{rate:g}", f"S{i}")] for i in range(rpr.SENDERS))
     assert total <= rpr.LINE_BPS / 1e6 * 1.001
-    # 50 connections, each with a number.
+    # The series table: one row per sending station, every column filled (the RTT ones
+    # where the station has TCP), the idle stretch within the measured time.
+    measured_ms = 1e3 * (rpr.TINY.duration_s - rpr.TINY.warmup_s)
+    for i in range(rpr.SENDERS):
+        idle = cells[("series", f"S{i}", "longest idle (ms)")]
+        assert 0 <= idle <= measured_ms
+        assert cells[("series", f"S{i}", "peak 1-ms (Mb/s)")] <= rpr.LINE_BPS / 1e6 * 1.001
+        assert cells[("series", f"S{i}", "cv 10-ms")] is not None
+        mean = cells[("series", f"S{i}", "rtt mean (ms)")]
+        p99 = cells[("series", f"S{i}", "rtt p99 (ms)")]
+        assert (mean is None) == (p99 is None)
+    # 40 connections, each with a number.
     conns = [r for r in records if r["table"] == "per_connection"]
-    assert len(conns) == rpr.SENDERS * rpr.CONNECTIONS
+    assert len(conns) == rpr.TCP_STATIONS * rpr.CONNECTIONS
     for name in FIGURES:
         for suffix in ("", "_zoom"):
             png = out / "figures" / f"{name}{suffix}.png"
@@ -95,6 +119,58 @@ def test_cv_of_10ms_bins_is_computed_on_bins(tmp_path):
     assert rpr.cv_10ms(runs, {"series": step}, 0, 0.0) == pytest.approx(math.sqrt(20 / 19) / 2)
 
 
+def test_longest_idle_run_and_its_start():
+    # Runs below 5: [3, 1] at 1..2 (2 long), [0, 0, 4] at 5..7 (3 long), [2] at 9.
+    values = [9.0, 3.0, 1.0, 8.0, 5.0, 0.0, 0.0, 4.0, 7.0, 2.0]
+    assert rpr.longest_run_below(values, 5.0) == (3, 5)
+    # Strictly below: a value equal to the threshold ends a run.
+    assert rpr.longest_run_below([4.0, 5.0, 4.0], 5.0) == (1, 0)
+    assert rpr.longest_run_below([6.0, 7.0], 5.0) == (0, -1)
+    assert rpr.longest_run_below([], 5.0) == (0, -1)
+    # A tie goes to the first run.
+    assert rpr.longest_run_below([1.0, 1.0, 9.0, 1.0, 1.0], 5.0) == (2, 0)
+
+
+def test_idle_stretches_count_maximal_runs_of_at_least_the_length():
+    v = [0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 0.0]
+    # Runs of 2, 3 and 4 (the last one ends the series).
+    assert rpr.idle_stretches(v, 5.0, 2) == 3
+    assert rpr.idle_stretches(v, 5.0, 3) == 2
+    assert rpr.idle_stretches(v, 5.0, 4) == 1
+    assert rpr.idle_stretches(v, 5.0, 5) == 0
+
+
+def test_cv_of_bins_on_a_known_series():
+    # Bins of 10 alternating between means 1 and 3: 4 bins, mean 2, sample variance 4/3.
+    values = [1.0] * 10 + [3.0] * 10 + [1.0] * 10 + [3.0] * 10 + [5.0] * 9
+    assert rpr.cv_of_bins(values, 10) == pytest.approx(math.sqrt(4 / 3) / 2)
+    assert math.isnan(rpr.cv_of_bins([1.0] * 15, 10))
+
+
+def test_zoom_window_centres_on_the_idle_stretch_or_the_busiest_swing():
+    t = [0.001 * (k + 1) for k in range(300)]
+    # Flat at 100 with an idle stretch of 20 samples from index 150 and a shorter one at 40.
+    v = [100.0] * 300
+    for k in range(150, 170):
+        v[k] = 0.0
+    for k in range(40, 45):
+        v[k] = 1.0
+    start, end, what = rpr.zoom_window(t, v, 5.0, 40)
+    # A quarter of the window (10 samples) before the stretch: samples 140..179.
+    assert start == pytest.approx(t[140] - 0.001) and end == pytest.approx(t[179])
+    assert "20 ms" in what
+    # No idle sample: the earliest 40-sample window with the largest max - min. Flat
+    # at 100 except a dip to 50 at index 200 and a spike to 300 at 250, which no window
+    # of 40 holds both of: windows starting at 211..250 hold the spike (swing 200), the
+    # largest, and the first of them starts at 211.
+    w = [100.0] * 300
+    w[200] = 50.0
+    w[250] = 300.0
+    start, end, what = rpr.zoom_window(t, w, 5.0, 40)
+    assert start == pytest.approx(t[211] - 0.001) and end == pytest.approx(t[250])
+    assert "busiest swing" in what
+
+
 def test_head_below_its_share_oscillates_and_wastes_the_span(tmp_path):
     """The head sends 50 Mb/s only: in the aggressive mode it advertises that rate,
     upstream stations throttle to it, the span empties and the cycle repeats. The cycle
@@ -119,3 +195,24 @@ def test_head_below_its_share_oscillates_and_wastes_the_span(tmp_path):
         assert abs(head - rpr.UNBALANCED_UDP_MBPS) < 0.02 * rpr.UNBALANCED_UDP_MBPS
         assert min(cell[(label, f"S{i} Mb/s")] for i in range(4)) > head
         assert cell[(label, "span use %")] <= 100.1
+
+
+def test_head_adding_1mbps_stalls_every_tcp_station_for_a_fairness_loop(tmp_path):
+    """At R = 1 Mb/s the head S4 forwards at line rate and adds almost nothing: it is
+    congested on its transmit rate (its STQ stays under the low threshold), advertises
+    its ~1-Mb/s add rate, and every TCP station stalls. A station can hear "full rate"
+    again only after the head's congestion has ended and the message has come back up
+    the ring, so station 0 stalls for at least one message trip from S4 to S0: four
+    spans, 8 ms with 2-ms spans (7 whole 1-ms bins at least)."""
+    plan = rpr.Plan(seeds=(1,), udp_rates_mbps=(), duration_s=0.7, warmup_s=0.2, series_rate_mbps=1)
+    rows = rpr.run_loop_delay(plan, tmp_path, progress=False)
+    runs = rpr.Runs(rows=rows, out_dir=tmp_path)
+    fair = rpr.LINE_BPS / rpr.SENDERS
+    by_delay = {r["span_delay"]: r for r in rows}
+    short = by_delay["0.1ms"]
+    assert short["agent.rpr.S4.congested_fraction"] > 0.05
+    for i in range(rpr.TCP_STATIONS):
+        _, v = rpr.station_add_series(runs, short, i, plan.warmup_s)
+        assert rpr.longest_run_below(v, rpr.IDLE_FRACTION * fair)[0] >= 1, i
+    _, v = rpr.station_add_series(runs, by_delay["2ms"], 0, plan.warmup_s)
+    assert rpr.longest_run_below(v, rpr.IDLE_FRACTION * fair)[0] >= 7

@@ -1,8 +1,9 @@
 """RPR ring fairness with TCP and UDP (``qossim reproduce rpr-fairness``).
 
 A ring of six stations; ten greedy TCP Reno connections from each of stations
-0–4 to station 5 and a UDP CBR flow of rate R from station 4 to station 5 all
-cross the span S4→S5. The study asks whether the fairness protocol shares that
+0–3 to station 5 and a UDP CBR flow of rate R from station 4 to station 5 all
+cross the span S4→S5: five sending stations, station 4's demand being its UDP
+flow. The study asks whether the fairness protocol shares that
 span equally among the stations in the long term, how throughput, client
 buffers and TCP round-trip times behave in the short term (1-ms series), and
 how the conservative mode compares with the aggressive one.
@@ -13,12 +14,20 @@ Experiments:
     Aggressive mode, dual queue, every R: long-term throughput per station, of
     the UDP flow and per TCP connection; Jain's index over stations.
 ``series``
-    Aggressive mode, dual queue, one R: the 1-ms time series and their plots,
-    with a zoom on one oscillation period.
+    Aggressive mode, dual queue, one R: per station the longest idle stretch,
+    the peak 1-ms throughput, the CV of 10-ms throughput and the RTT mean and
+    99th percentile; the 1-ms time series and their plots, with a zoom on
+    station 0's longest idle stretch (or its busiest swing).
 ``compare``
     Aggressive/dual, conservative/single and conservative/dual at every R:
     fairness index, per-station throughput, coefficient of variation of 10-ms
     throughput, maximum client buffer, RTT mean and 99th percentile.
+``unbalanced``
+    Every configuration at R = 50 Mb/s with 0.1-ms and 2-ms spans: shares,
+    span use, oscillation period, fairness round trip, RTTs.
+``loop_delay``
+    The ``series`` point with spans of 0.1 to 2 ms: how station 0's idle
+    stretches and spikes grow with the fairness loop's delay.
 
 Everything the study varies is data at the top of this module (designs, R
 values, plans); each table and figure is one function.
@@ -37,11 +46,14 @@ from qossim import plots
 from qossim.studies import StudyOutput, Table, run_points
 
 TITLE = "RPR ring fairness with TCP and UDP"
-EXPERIMENTS = ["long_term", "series", "compare", "unbalanced"]
+EXPERIMENTS = ["long_term", "series", "compare", "unbalanced", "loop_delay"]
 
 #: Stations on the ring; stations 0..SENDERS-1 send to the last one.
 STATIONS = 6
 SENDERS = 5
+#: Stations 0..TCP_STATIONS-1 carry the TCP connections; the last sender (S4) carries
+#: the UDP flow only (``scenario(..., head_tcp=True)`` gives it ten TCPs as well).
+TCP_STATIONS = SENDERS - 1
 #: Span rate (bits per second) and propagation delay.
 LINE_BPS = 622e6
 SPAN_DELAY = "0.1ms"
@@ -57,9 +69,18 @@ DESIGNS = (("aggressive", "dual"), ("conservative", "single"), ("conservative", 
 #: share, while stations 0–3 stay greedy; spans of these propagation delays.
 UNBALANCED_UDP_MBPS = 50
 UNBALANCED_DELAYS = ("0.1ms", "2ms")
+#: The ``loop_delay`` experiment: the ``series`` point (aggressive/dual, R = 1 Mb/s)
+#: with spans of these propagation delays.
+LOOP_DELAYS = ("0.1ms", "0.5ms", "1ms", "2ms")
+#: An idle stretch this long or longer (ms) is counted by the ``loop_delay`` table.
+LONG_IDLE_MS = 10
 
 #: The connection whose congestion window and RTT are traced.
 TRACED = "tcp0"
+#: A 1-ms bin counts as idle below this fraction of the fair share.
+IDLE_FRACTION = 0.05
+#: Width of the zoomed plots of the ``series`` experiment, in 1-ms samples.
+ZOOM_MS = 100
 
 
 @dataclass(frozen=True)
@@ -79,22 +100,22 @@ FULL = Plan(
     udp_rates_mbps=UDP_RATES_MBPS,
     duration_s=10.0,
     warmup_s=1.0,
-    series_rate_mbps=100,
+    series_rate_mbps=1,
 )
 #: For the test suite (``QOSSIM_RPR_PROFILE=tiny``): the plumbing, not the numbers.
 TINY = Plan(
     seeds=(1,),
-    udp_rates_mbps=(100,),
+    udp_rates_mbps=(1,),
     duration_s=0.3,
     warmup_s=0.1,
-    series_rate_mbps=100,
+    series_rate_mbps=1,
 )
 QUICK = Plan(
     seeds=(1,),
     udp_rates_mbps=(1, 100, 400),
     duration_s=2.0,
     warmup_s=0.5,
-    series_rate_mbps=100,
+    series_rate_mbps=1,
 )
 
 
@@ -103,8 +124,14 @@ QUICK = Plan(
 # ============================================================================
 
 
-def scenario(mode: str, design: str, udp_mbps: float, plan: Plan) -> dict[str, Any]:
-    """Return the default scenario: 10 TCP per station 0–4 to station 5, UDP R on S4→S5."""
+def scenario(
+    mode: str, design: str, udp_mbps: float, plan: Plan, head_tcp: bool = False
+) -> dict[str, Any]:
+    """Return the default scenario: 10 TCP per station 0–3 to station 5, UDP R on S4→S5.
+
+    With ``head_tcp`` station 4 also has ten TCP connections (in the same client buffer
+    as the UDP flow).
+    """
     last = f"S{STATIONS - 1}"
     interval_us = PACKET_BYTES * 8 / (udp_mbps * 1e6) * 1e6
     traffic: list[dict[str, Any]] = [
@@ -117,7 +144,7 @@ def scenario(mode: str, design: str, udp_mbps: float, plan: Plan) -> dict[str, A
             "interval": f"{interval_us:.9g}us",
         }
     ]
-    for i in range(SENDERS):
+    for i in range(SENDERS if head_tcp else TCP_STATIONS):
         traffic.append(
             {
                 "name": f"tcp{i}",
@@ -169,6 +196,11 @@ class Runs:
         return Result.load(self.out_dir / "runs" / str(row["run_key"])).timeseries(name)
 
 
+# Every experiment names its points by mode, design, R and span delay: a run shared by
+# two experiments (the same scenario) is stored once, under whichever names it was
+# first run with, so all of them must be there.
+
+
 def run_all(
     designs: Sequence[tuple[str, str]],
     rates: Sequence[float],
@@ -178,7 +210,7 @@ def run_all(
 ) -> Runs:
     """Run every (design, R) point."""
     points = [
-        ({"mode": m, "design": d, "udp_mbps": r}, scenario(m, d, r, plan))
+        ({"mode": m, "design": d, "udp_mbps": r, "span_delay": SPAN_DELAY}, scenario(m, d, r, plan))
         for m, d in designs
         for r in rates
     ]
@@ -187,17 +219,85 @@ def run_all(
 
 
 def unbalanced_scenario(mode: str, design: str, delay: str, plan: Plan) -> dict[str, Any]:
-    """Return the default ring without station 4's TCP: it sends 50 Mb/s of UDP only."""
+    """Return the default ring at R = 50 Mb/s with spans of propagation ``delay``."""
     sc = scenario(mode, design, UNBALANCED_UDP_MBPS, plan)
-    sc["traffic"] = [t for t in sc["traffic"] if t["name"] != f"tcp{SENDERS - 1}"]
     sc["topology"]["delay"] = delay
     return sc
+
+
+def run_loop_delay(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, Any]]:
+    """Run the ``series`` point (aggressive/dual) at every span delay of ``loop_delay``."""
+    mode, design = DESIGNS[0]
+    points = []
+    for delay in LOOP_DELAYS:
+        sc = scenario(mode, design, plan.series_rate_mbps, plan)
+        sc["topology"]["delay"] = delay
+        point = {
+            "mode": mode,
+            "design": design,
+            "udp_mbps": plan.series_rate_mbps,
+            "span_delay": delay,
+        }
+        points.append((point, sc))
+    df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-loop-delay")
+    return df.to_dict("records")
+
+
+def idle_stretches(values: Sequence[float], threshold: float, at_least: int) -> int:
+    """Return how many maximal runs of values below ``threshold`` last ``at_least`` or more."""
+    count, run = 0, 0
+    for v in [*values, threshold]:
+        if v < threshold:
+            run += 1
+        else:
+            count += run >= at_least
+            run = 0
+    return count
+
+
+def table_loop_delay(runs: Runs, rows: Sequence[Mapping[str, Any]], plan: Plan) -> Table:
+    """Tabulate station 0's idle stretches and spikes against the span delay."""
+    mode, design = DESIGNS[0]
+    fair = LINE_BPS / SENDERS
+    t = Table(
+        "loop_delay",
+        f"{design_label(mode, design)}, R = {plan.series_rate_mbps:g} Mb/s, spans of "
+        f"growing propagation delay: station 0's 1-ms add throughput (idle: below "
+        f"{IDLE_FRACTION * fair / 1e6:.2f} Mb/s)",
+        row_label="span delay",
+    )
+    measured = plan.duration_s - plan.warmup_s
+    for delay in LOOP_DELAYS:
+        row = _unbalanced_row(rows, mode, design, delay)
+        if row is None:
+            continue
+        _, v = station_add_series(runs, row, 0, plan.warmup_s)
+        idle, _ = longest_run_below(v, IDLE_FRACTION * fair)
+        t.add(delay, "S0 longest idle (ms)", idle)
+        t.add(
+            delay,
+            f"S0 idle >= {LONG_IDLE_MS} ms per s",
+            idle_stretches(v, IDLE_FRACTION * fair, LONG_IDLE_MS) / measured,
+        )
+        t.add(delay, "S0 peak 1-ms (Mb/s)", max(v) / 1e6 if v else None)
+        t.add(delay, "S0 cv 10-ms", cv_of_bins(v, 10))
+        shares = [mbps(row, f"rpr.station.{i}.throughput_bps") for i in range(SENDERS)]
+        for i in range(TCP_STATIONS):
+            t.add(delay, f"S{i} Mb/s", shares[i])
+        t.add(delay, "span use %", 100 * sum(shares) / (LINE_BPS / 1e6))
+        for key, col in (("rtt_mean_s", "S0 RTT mean ms"), ("rtt_p99_s", "S0 RTT p99 ms")):
+            x = row.get(f"rpr.station.0.{key}")
+            t.add(delay, col, None if x is None else 1e3 * float(x))
+    return t
 
 
 def run_unbalanced(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, Any]]:
     """Run every configuration at every span delay of the ``unbalanced`` experiment."""
     points = [
-        ({"mode": m, "design": d, "span_delay": delay}, unbalanced_scenario(m, d, delay, plan))
+        (
+            {"mode": m, "design": d, "udp_mbps": UNBALANCED_UDP_MBPS, "span_delay": delay},
+            unbalanced_scenario(m, d, delay, plan),
+        )
         for m, d in DESIGNS
         for delay in UNBALANCED_DELAYS
     ]
@@ -218,14 +318,91 @@ def mbps(row: Mapping[str, Any], key: str) -> float:
 
 def cv_10ms(runs: Runs, row: Mapping[str, Any], station: int, warmup_s: float) -> float:
     """Coefficient of variation of a station's 10-ms add throughput after the warm-up."""
+    _, v = station_add_series(runs, row, station, warmup_s)
+    return cv_of_bins(v, 10)
+
+
+def jain(x: Sequence[float]) -> float:
+    """Return Jain's fairness index (Σx)² / (n·Σx²) of ``x`` (1 when all are equal)."""
+    s2 = sum(v * v for v in x)
+    return 1.0 if not x or s2 == 0 else sum(x) ** 2 / (len(x) * s2)
+
+
+def station_add_series(
+    runs: Runs, row: Mapping[str, Any], station: int, warmup_s: float
+) -> tuple[list[float], list[float]]:
+    """Return a station's 1-ms add throughput (times, bit/s) after the warm-up."""
     s = runs.series(row, f"rpr.S{station}.add_bps")
-    v = [float(x) for t, x in zip(s["t"], s["value"], strict=True) if t > warmup_s]
-    bins = [sum(v[i : i + 10]) / 10 for i in range(0, len(v) - 9, 10)]
+    pairs = [(float(t), float(x)) for t, x in zip(s["t"], s["value"], strict=True) if t > warmup_s]
+    return [t for t, _ in pairs], [x for _, x in pairs]
+
+
+def cv_of_bins(values: Sequence[float], per_bin: int = 10) -> float:
+    """Return the CV (sample std / mean) of ``values`` averaged in bins of ``per_bin``."""
+    bins = [
+        sum(values[i : i + per_bin]) / per_bin for i in range(0, len(values) - per_bin + 1, per_bin)
+    ]
     if len(bins) < 2:
         return float("nan")
     mean = sum(bins) / len(bins)
     var = sum((b - mean) ** 2 for b in bins) / (len(bins) - 1)
     return math.sqrt(var) / mean if mean > 0 else float("nan")
+
+
+def longest_run_below(values: Sequence[float], threshold: float) -> tuple[int, int]:
+    """Return (length, start index) of the longest run of values strictly below ``threshold``.
+
+    The first such run wins a tie; (0, -1) when no value is below.
+    """
+    best, best_at, run, at = 0, -1, 0, 0
+    for i, v in enumerate(values):
+        if v < threshold:
+            if run == 0:
+                at = i
+            run += 1
+            if run > best:
+                best, best_at = run, at
+        else:
+            run = 0
+    return best, best_at
+
+
+def busiest_swing(values: Sequence[float], width: int) -> int:
+    """Return the start index of the ``width``-sample window with the largest max − min.
+
+    The earliest such window wins a tie; 0 for a series shorter than ``width``.
+    """
+    best, best_at = -1.0, 0
+    for i in range(0, max(len(values) - width + 1, 1)):
+        part = values[i : i + width]
+        if not part:
+            break
+        swing = max(part) - min(part)
+        if swing > best:
+            best, best_at = swing, i
+    return best_at
+
+
+def zoom_window(
+    times: Sequence[float], values: Sequence[float], threshold: float, width: int
+) -> tuple[float, float, str]:
+    """Return (start, end, what) of a zoom of ``width`` samples of a 1-ms series.
+
+    Around the longest idle stretch (values below ``threshold``), with a quarter of the
+    window before it; without any idle sample, on the window of the busiest swing.
+    """
+    if not times:
+        return 0.0, 0.0, "empty"
+    length, at = longest_run_below(values, threshold)
+    if length > 0:
+        first = max(at - width // 4, 0)
+        what = f"longest idle stretch ({length} ms)"
+    else:
+        first = busiest_swing(values, width)
+        what = "busiest swing (no idle stretch)"
+    last = min(first + width, len(times)) - 1
+    step = times[1] - times[0] if len(times) > 1 else 1e-3
+    return times[first] - step, times[last], what
 
 
 def oscillation_period_ms(values: Sequence[float]) -> int | None:
@@ -271,10 +448,14 @@ def table_long_term(runs: Runs, plan: Plan) -> list[Table]:
         label = f"{rate:g}"
         for i in range(SENDERS):
             stations.add(label, f"S{i}", mbps(row, f"rpr.station.{i}.throughput_bps"))
-        stations.add(label, "TCP of S4", mbps(row, "group.tcp4.throughput_bps"))
         stations.add(label, "UDP", mbps(row, "group.udp.throughput_bps"))
         stations.add(label, "Jain", row.get("rpr.jain_index"))
-        for i in range(SENDERS):
+        stations.add(
+            label,
+            "Jain S0-S3",
+            jain([mbps(row, f"rpr.station.{i}.throughput_bps") for i in range(TCP_STATIONS)]),
+        )
+        for i in range(TCP_STATIONS):
             for k in range(CONNECTIONS):
                 conns.add(
                     f"R={label} S{i}", f"c{k}", mbps(row, f"rpr.flow.tcp{i}.{k}.throughput_bps")
@@ -303,13 +484,47 @@ def table_compare(runs: Runs, plan: Plan) -> Table:
             t.add(label, "CV 10ms mean", sum(cvs) / len(cvs))
             clients = [row.get(f"rpr.station.{i}.client_max_pkts") or 0 for i in range(SENDERS)]
             t.add(label, "max client (pkts)", max(clients))
-            t.add(label, "max client S0-S3", max(clients[: SENDERS - 1]))
+            t.add(label, "max client S0-S3", max(clients[:TCP_STATIONS]))
             for key, col in (
                 ("rpr.tcp.rtt_mean_s", "RTT mean ms"),
                 ("rpr.tcp.rtt_p99_s", "RTT p99 ms"),
             ):
                 v = row.get(key)
                 t.add(label, col, None if v is None else 1e3 * float(v))
+    return t
+
+
+def table_series(runs: Runs, plan: Plan) -> Table | None:
+    """Per station, the short-term behaviour of the ``series`` run.
+
+    Longest idle stretch (consecutive 1-ms bins of add throughput below
+    :data:`IDLE_FRACTION` of the fair share), peak 1-ms add throughput, CV of 10-ms
+    throughput, and the mean and 99th percentile of the RTT of the station's TCP
+    acknowledgements, all after the warm-up.
+    """
+    mode, design = DESIGNS[0]
+    rate = plan.series_rate_mbps
+    row = runs.row(mode, design, rate)
+    if row is None:
+        return None
+    fair = LINE_BPS / SENDERS
+    t = Table(
+        "series",
+        f"short-term behaviour per station ({design_label(mode, design)}, R = {rate:g} Mb/s); "
+        f"idle: 1-ms add throughput below {100 * IDLE_FRACTION:g} % of the fair share "
+        f"({IDLE_FRACTION * fair / 1e6:.2f} Mb/s)",
+        row_label="station",
+    )
+    for i in range(SENDERS):
+        label = f"S{i}"
+        _, v = station_add_series(runs, row, i, plan.warmup_s)
+        idle, _ = longest_run_below(v, IDLE_FRACTION * fair)
+        t.add(label, "longest idle (ms)", idle)
+        t.add(label, "peak 1-ms (Mb/s)", max(v) / 1e6 if v else None)
+        t.add(label, "cv 10-ms", cv_of_bins(v, 10))
+        for key, col in (("rtt_mean_s", "rtt mean (ms)"), ("rtt_p99_s", "rtt p99 (ms)")):
+            x = row.get(f"rpr.station.{i}.{key}")
+            t.add(label, col, None if x is None else 1e3 * float(x))
     return t
 
 
@@ -437,21 +652,21 @@ def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -
     period = oscillation_period_ms(
         [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > plan.warmup_s]
     )
-    start = plan.warmup_s
-    span = max(2 * period * 1e-3 if period else 0.0, 0.02)
-    head = [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > start]
+    s0_t, s0_v = station_add_series(runs, row, 0, plan.warmup_s)
+    start, end, what = zoom_window(s0_t, s0_v, IDLE_FRACTION * LINE_BPS / SENDERS, ZOOM_MS)
+    head = [v for t, v in zip(fair["t"], fair[f"S{SENDERS - 1}"], strict=True) if t > plan.warmup_s]
     mean = sum(head) / len(head) if head else float("nan")
     std = math.sqrt(sum((v - mean) ** 2 for v in head) / len(head)) if head else float("nan")
     output.notes.append(
         f"series ({tag}): the head's (S{SENDERS - 1}) advertised fair rate has mean "
         f"{mean:.1f} Mb/s and standard deviation {std:.2f} Mb/s; its first autocorrelation "
         + (f"peak is at {period} ms" if period else "peak was not found")
-        + f"; zoom {start:g}–{start + span:.3f} s"
+        + f"; zoom {start:.3f}–{end:.3f} s, on station 0's {what}"
     )
 
     def draw(df: Any, cols: Sequence[str], name: str, title: str, y: str, unit: str) -> None:
         for zoom in (False, True):
-            part = df[(df["t"] > start) & (df["t"] <= start + span)] if zoom else df
+            part = df[(df["t"] > start) & (df["t"] <= end)] if zoom else df
             fig = plots.timeseries(
                 part,
                 "t",
@@ -463,9 +678,18 @@ def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -
             suffix = "_zoom" if zoom else ""
             path = plots.save(fig, fig_dir / f"{name}{suffix}.png")
             output.figures.append(
-                (f"{title}{' — zoom on one oscillation' if zoom else ''} ({tag})", path)
+                (f"{title}{' — zoom on station 0: ' + what if zoom else ''} ({tag})", path)
             )
 
+    adds = _frame(runs, row, {f"S{i}": f"rpr.S{i}.add_bps" for i in range(SENDERS)}, 1e-6)
+    draw(
+        adds,
+        [f"S{i}" for i in range(SENDERS)],
+        "add",
+        "1-ms add throughput of every sending station",
+        "throughput",
+        "Mb/s",
+    )
     draw(
         df_conn,
         ["S0 aggregate"],
@@ -533,13 +757,19 @@ def reproduce(
         runs_u = Runs(rows=rows, out_dir=target)
         output.tables.append(table_unbalanced(runs_u, rows, plan))
         figure_unbalanced(runs_u, rows, plan, target, output)
-        if selected == {"unbalanced"}:
-            return output
+    if "loop_delay" in selected:
+        rows_d = run_loop_delay(plan, target, progress)
+        output.tables.append(table_loop_delay(Runs(rows=rows_d, out_dir=target), rows_d, plan))
+    if not selected & {"long_term", "compare", "series"}:
+        return output
     runs = run_all(designs, rates, plan, target, progress)
     if "long_term" in selected:
         output.tables.extend(table_long_term(runs, plan))
     if "compare" in selected:
         output.tables.append(table_compare(runs, plan))
     if "series" in selected:
+        series = table_series(runs, plan)
+        if series is not None:
+            output.tables.append(series)
         figures_series(runs, plan, target, output)
     return output

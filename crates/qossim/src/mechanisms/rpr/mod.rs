@@ -30,5 +30,6 @@ pub use monitor::{RprMonitor, WatchedEntry};
 pub use rates::RateCounters;
 pub use scenario::{jain_index, RprFamily, RprSpec, RPR};
 pub use station::{
-    congested, BufferDesign, FairnessMessage, FairnessMode, RprConfig, RprStation, StationStats,
+    advertisement, congested, BufferDesign, FairnessMessage, FairnessMode, RprConfig, RprStation,
+    StationStats,
 };

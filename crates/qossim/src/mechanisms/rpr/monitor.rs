@@ -34,6 +34,9 @@ pub struct RprMonitor {
     pub rx_at_warmup: Vec<u64>,
     /// RTT of every TCP acknowledgement after the warm-up, picoseconds.
     pub rtt: Histogram,
+    /// The same, per station that receives the acknowledgement (the sender's station),
+    /// indexed by node.
+    pub rtt_by_node: Vec<Histogram>,
 }
 
 impl RprMonitor {
@@ -54,6 +57,7 @@ impl RprMonitor {
             trace_ids: None,
             rx_at_warmup: Vec::new(),
             rtt: Histogram::default(),
+            rtt_by_node: Vec::new(),
         }
     }
 
@@ -125,6 +129,11 @@ impl Agent for RprMonitor {
         let rtt = now.saturating_sub(pkt.echo);
         if now >= self.warmup {
             self.rtt.record(rtt);
+            let n = node as usize;
+            if self.rtt_by_node.len() <= n {
+                self.rtt_by_node.resize_with(n + 1, Histogram::default);
+            }
+            self.rtt_by_node[n].record(rtt);
         }
         if let Some((_, flow)) = self.traced {
             if pkt.flow == flow {

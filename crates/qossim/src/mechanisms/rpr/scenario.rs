@@ -110,11 +110,14 @@ const RPR_KEYS: &[&str] = &[
     "stq_medium",
     "stq_high",
     "rate_low_threshold",
+    "aggressive_on_rates",
     "client_buffer",
     "fairness_size",
     "sample_interval",
     "watch",
     "trace_tcp",
+    "trace_from",
+    "trace_until",
 ];
 
 fn coef(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
@@ -186,6 +189,8 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
     }
     ok &= t.time_into(cx, "aging_interval", true, &mut c.aging_interval);
     ok &= t.time_into(cx, "sample_interval", true, &mut c.sample_interval);
+    ok &= t.time_into(cx, "trace_from", false, &mut c.trace_from);
+    ok &= t.time_into(cx, "trace_until", false, &mut c.trace_until);
     ok &= coef(cx, t, "age_coef", &mut c.age_coef);
     ok &= coef(cx, t, "lp_coef", &mut c.lp_coef);
     ok &= coef(cx, t, "ramp_coef", &mut c.ramp_coef);
@@ -195,6 +200,12 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
     ok &= t.fraction_into(cx, "stq_medium", &mut c.stq_medium);
     ok &= t.fraction_into(cx, "stq_high", &mut c.stq_high);
     ok &= t.fraction_into(cx, "rate_low_threshold", &mut c.rate_low_threshold);
+    if t.has("aggressive_on_rates") {
+        match t.bool(cx, "aggressive_on_rates") {
+            Some(v) => c.aggressive_on_rates = v,
+            None => ok = false,
+        }
+    }
     if ok && !(c.stq_low <= c.stq_medium && c.stq_medium <= c.stq_high) {
         t.error(
             cx,
@@ -483,6 +494,13 @@ impl MechanismRun for RprRun {
                 json!(mon.rtt.quantile(0.99) as f64 / 1e12),
             );
             m.insert("rpr.tcp.rtt_samples".into(), json!(mon.rtt.count()));
+        }
+        for (i, h) in mon.rtt_by_node.iter().enumerate() {
+            if h.count() > 0 {
+                let p = format!("rpr.station.{i}.");
+                m.insert(p.clone() + "rtt_mean_s", json!(h.mean() / 1e12));
+                m.insert(p + "rtt_p99_s", json!(h.quantile(0.99) as f64 / 1e12));
+            }
         }
         for t in &sc.traffic {
             let Some(g) = w.flows.group_id(&t.name) else {

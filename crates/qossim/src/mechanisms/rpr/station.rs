@@ -69,12 +69,20 @@ pub struct RprConfig {
     pub stq_high: f64,
     /// Rate congestion threshold (rateLowThreshold), fraction of the line rate.
     pub rate_low_threshold: f64,
+    /// Aggressive mode with a dual queue: congested on the transmit rate as well as on
+    /// the STQ (the standard); `false` keeps the STQ condition alone.
+    pub aggressive_on_rates: bool,
     /// Client buffer, packets.
     pub client_buffer: usize,
     /// Size of a fairness message, bytes.
     pub fairness_size: u32,
     /// Interval of the station's time series.
     pub sample_interval: Time,
+    /// Start of the per-aging-interval trace (series `rpr.S{i}.iv.*`); none when
+    /// `trace_until` is not after it.
+    pub trace_from: Time,
+    /// End of the per-aging-interval trace.
+    pub trace_until: Time,
 }
 
 impl Default for RprConfig {
@@ -97,9 +105,12 @@ impl Default for RprConfig {
             stq_medium: 0.1875,
             stq_high: 0.25,
             rate_low_threshold: 0.9 * 0.95,
+            aggressive_on_rates: true,
             client_buffer: 100_000,
             fairness_size: 16,
             sample_interval: crate::time::millis(1.0),
+            trace_from: 0,
+            trace_until: 0,
         }
     }
 }
@@ -136,6 +147,13 @@ impl HeaderFields for FairnessMessage {
 }
 
 /// The congestion state a station derives from its STQ depth and rates.
+///
+/// `lp_sum` is the station's low-pass transmit rate of fairness-eligible traffic
+/// (lpAddRate + lpFwRate, the standard's lpNrXmitRate) and `line` the line rate, both in
+/// bytes per aging interval. Aggressive mode: congested when the transmit rate reaches
+/// rateLowThreshold, or, with a dual queue, when the STQ reaches its low threshold as
+/// well. Conservative mode: the same rate condition, or, with a dual queue, the STQ at
+/// its medium threshold.
 pub fn congested(
     cfg: &RprConfig,
     transit_bytes: u64,
@@ -147,12 +165,38 @@ pub fn congested(
     let size = transit_size as f64;
     let on_rates = lp_sum >= cfg.rate_low_threshold * line;
     match (cfg.mode, cfg.design) {
-        (FairnessMode::Aggressive, BufferDesign::Dual) => depth >= cfg.stq_low * size,
+        (FairnessMode::Aggressive, BufferDesign::Dual) => {
+            (cfg.aggressive_on_rates && on_rates) || depth >= cfg.stq_low * size
+        }
         (FairnessMode::Aggressive, BufferDesign::Single) => on_rates,
         (FairnessMode::Conservative, BufferDesign::Dual) => {
             on_rates || depth >= cfg.stq_medium * size
         }
         (FairnessMode::Conservative, BufferDesign::Single) => on_rates,
+    }
+}
+
+/// What station `idx` advertises upstream: (rate, head), rate in bytes per aging
+/// interval (`f64::INFINITY` and [`NONE`] for "full rate").
+///
+/// `local` is the station's own fair rate (infinite when it is not congested),
+/// `received` the last message from downstream and `lp_fw` its lpFwRate. The station is
+/// the head when its own rate is below the one it received; otherwise it passes the
+/// received rate on while its upstream stations send more than that rate through it
+/// (they belong to the congestion domain), else "full rate". A message that went round
+/// the ring back to its head ends there.
+pub fn advertisement(idx: u32, local: f64, received: FairnessMessage, lp_fw: f64) -> (f64, u32) {
+    let recv = if received.head == idx {
+        f64::INFINITY
+    } else {
+        received.rate
+    };
+    if local.is_finite() && local < recv {
+        (local, idx)
+    } else if recv.is_finite() && lp_fw > recv {
+        (recv, received.head)
+    } else {
+        (f64::INFINITY, NONE)
     }
 }
 
@@ -229,6 +273,7 @@ pub struct RprStation {
     sample_added: u64,
     sample_allowed_max: f64,
     series: Option<[usize; 6]>,
+    trace_ids: Option<[usize; 10]>,
 }
 
 impl RprStation {
@@ -288,6 +333,7 @@ impl RprStation {
             sample_added: 0,
             sample_allowed_max: line_iv,
             series: None,
+            trace_ids: None,
             cfg,
         }
     }
@@ -489,6 +535,7 @@ impl RprStation {
     fn age(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
         self.rates.age(self.added_iv, self.forwarded_iv);
+        let (added_iv, forwarded_iv) = (self.added_iv, self.forwarded_iv);
         self.added_iv = 0;
         self.forwarded_iv = 0;
         let lp_sum = self.rates.lp_add_rate + self.rates.lp_fw_rate;
@@ -513,22 +560,7 @@ impl RprStation {
             }
             FairnessMode::Conservative => self.conservative_rate(now),
         };
-        // A message that went round the ring back to its head ends there.
-        let recv = if self.received.head == self.idx {
-            f64::INFINITY
-        } else {
-            self.received.rate
-        };
-        let (rate, head) = if local.is_finite() && local < recv {
-            (local, self.idx)
-        } else if recv.is_finite() && self.rates.lp_fw_rate > recv {
-            // Upstream stations send more than the fair rate through this station: they
-            // belong to the congestion domain, so the rate travels on. Otherwise the
-            // domain ends here and upstream stations hear "full rate".
-            (recv, self.received.head)
-        } else {
-            (f64::INFINITY, NONE)
-        };
+        let (rate, head) = advertisement(self.idx, local, self.received, self.rates.lp_fw_rate);
         // The stamp: a head stamps its own messages; every other station passes on the
         // stamp it last received, so a head's stamp goes round the whole ring, whatever
         // the extent of the domain, and comes back after one fairness round trip. A
@@ -566,7 +598,60 @@ impl RprStation {
             }
         }
         self.sample_allowed_max = self.sample_allowed_max.max(self.allowed);
+        if now >= self.cfg.trace_from && now < self.cfg.trace_until {
+            self.trace(ctx, added_iv, forwarded_iv);
+        }
         self.try_send(ctx);
+    }
+
+    /// One row of the per-aging-interval trace: STQ depth, congestion state, the
+    /// low-pass rates, the advertised, received and allowed rates, the head of the
+    /// domain whose rate limits this station, and the bytes added and forwarded during
+    /// the interval just ended.
+    fn trace(&mut self, ctx: &mut Ctx, added_iv: u64, forwarded_iv: u64) {
+        let now = ctx.now();
+        let ids = match self.trace_ids {
+            Some(ids) => ids,
+            None => {
+                let p = format!("rpr.S{}.iv.", self.idx);
+                let names: [(&str, &'static str); 10] = [
+                    ("stq_bytes", "bytes"),
+                    ("congested", "0/1"),
+                    ("lp_add_bps", "bit/s"),
+                    ("lp_fw_bps", "bit/s"),
+                    ("advertised_bps", "bit/s"),
+                    ("received_bps", "bit/s"),
+                    ("allowed_bps", "bit/s"),
+                    ("limit_head", "station"),
+                    ("add_bytes", "bytes"),
+                    ("transit_bytes", "bytes"),
+                ];
+                let ids = names.map(|(n, u)| ctx.rec.id(&(p.clone() + n), u));
+                self.trace_ids = Some(ids);
+                ids
+            }
+        };
+        let recv = self.iv_to_bps(self.received.rate);
+        let head = if self.limit_head == NONE {
+            -1.0
+        } else {
+            self.limit_head as f64
+        };
+        let values = [
+            self.transit_depth() as f64,
+            self.congested as u8 as f64,
+            self.iv_to_bps(self.rates.lp_add_rate),
+            self.iv_to_bps(self.rates.lp_fw_rate),
+            self.iv_to_bps(self.advertised),
+            recv,
+            self.iv_to_bps(self.allowed),
+            head,
+            added_iv as f64,
+            forwarded_iv as f64,
+        ];
+        for (id, v) in ids.into_iter().zip(values) {
+            ctx.rec.push(id, now, v);
+        }
     }
 
     /// The conservative head's fair rate. Congestion starting sets it to lpAddRate;
@@ -718,23 +803,185 @@ mod tests {
         let line = 7775.0; // 622 Mb/s in bytes per 100 µs
         let mut cfg = RprConfig::default();
         // Aggressive, dual queue: congested from the low threshold (12.5% = 32768 B) on,
-        // whatever the rates.
+        // whatever the rates, or from rateLowThreshold = 0.855 of the line rate on,
+        // whatever the STQ.
         let low = size / 8;
+        let thr = 0.9 * 0.95 * line;
+        assert!(!congested(&cfg, low - 1, size, thr - 1e-6, line));
+        assert!(congested(&cfg, low, size, 0.0, line));
+        assert!(congested(&cfg, 0, size, thr, line));
+        // The STQ condition alone (aggressive_on_rates = false): the rate no longer counts.
+        cfg.aggressive_on_rates = false;
         assert!(!congested(&cfg, low - 1, size, line, line));
         assert!(congested(&cfg, low, size, 0.0, line));
+        cfg.aggressive_on_rates = true;
         // Conservative, dual queue: from the medium threshold (18.75% = 49152 B), or on
         // rates from rateLowThreshold = 0.855 of the line rate.
         cfg.mode = FairnessMode::Conservative;
         let medium = size * 3 / 16;
         assert!(!congested(&cfg, medium - 1, size, 0.0, line));
         assert!(congested(&cfg, medium, size, 0.0, line));
-        let thr = 0.9 * 0.95 * line;
         assert!(!congested(&cfg, 0, size, thr - 1e-6, line));
         assert!(congested(&cfg, 0, size, thr, line));
         // Single queue: rates only.
         cfg.design = BufferDesign::Single;
         assert!(!congested(&cfg, size, size, thr - 1e-6, line));
         assert!(congested(&cfg, 0, size, thr, line));
+    }
+
+    /// One aging interval of a scripted station: bytes added and forwarded, STQ depth
+    /// at its end, and the message last received from downstream.
+    struct Step {
+        add: u64,
+        fw: u64,
+        stq: u64,
+        recv: FairnessMessage,
+    }
+
+    const FULL: FairnessMessage = FairnessMessage {
+        rate: f64::INFINITY,
+        head: NONE,
+        origin: NONE,
+    };
+
+    /// Runs a script through the station's rate counters, congestion detection and
+    /// advertisement (aggressive mode, dual queue); returns per interval (congested,
+    /// lpAddRate, lpAddRate + lpFwRate, advertised rate, head).
+    fn run_script(idx: u32, steps: &[Step]) -> Vec<(bool, f64, f64, f64, u32)> {
+        let cfg = RprConfig::default();
+        let line = 622e6 / 8.0 * 100e-6;
+        let mut rc = RateCounters::new(cfg.age_coef, cfg.lp_coef);
+        steps
+            .iter()
+            .map(|s| {
+                rc.age(s.add, s.fw);
+                let sum = rc.lp_add_rate + rc.lp_fw_rate;
+                let c = congested(&cfg, s.stq, cfg.stq_size, sum, line);
+                let local = if c { rc.lp_add_rate } else { f64::INFINITY };
+                let (rate, head) = advertisement(idx, local, s.recv, rc.lp_fw_rate);
+                (c, rc.lp_add_rate, sum, rate, head)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn aggressive_head_advertises_its_add_rate_on_stq_or_transmit_rate() {
+        // Line rate 622 Mb/s = 7775 bytes per 100-us interval; rateLowThreshold is
+        // 0.855 of it (6647.625 bytes); the STQ low threshold 32768 bytes.
+        let line = 7775.0;
+        let thr = 0.9 * 0.95 * line;
+        let low = 32768;
+        let mut steps = Vec::new();
+        // A: 240 Mb/s of transit, nothing added, empty STQ: never congested, "full rate".
+        for _ in 0..50 {
+            steps.push(Step {
+                add: 0,
+                fw: 3000,
+                stq: 0,
+                recv: FULL,
+            });
+        }
+        // B: the STQ at its low threshold, little added: congested at once, whatever
+        // the rates.
+        for _ in 0..5 {
+            steps.push(Step {
+                add: 100,
+                fw: 3000,
+                stq: low,
+                recv: FULL,
+            });
+        }
+        // C: the STQ empty but the station transmitting at line rate (100 bytes added,
+        // 7675 forwarded per interval): congested from the interval its low-pass transmit
+        // rate reaches rateLowThreshold on.
+        for _ in 0..400 {
+            steps.push(Step {
+                add: 100,
+                fw: 7675,
+                stq: 0,
+                recv: FULL,
+            });
+        }
+        let out = run_script(4, &steps);
+        for (k, &(c, lp_add, sum, rate, head)) in out.iter().enumerate() {
+            let stq = steps[k].stq;
+            // The standard's rule, per interval.
+            let expect_c = stq >= low || sum >= thr;
+            assert_eq!(c, expect_c, "interval {k}");
+            if expect_c {
+                // The head advertises its own lpAddRate, below "full rate".
+                assert_eq!((rate, head), (lp_add, 4), "interval {k}");
+            } else {
+                assert_eq!((rate, head), (f64::INFINITY, NONE), "interval {k}");
+            }
+        }
+        // A is never congested; B is from its first interval; C passes the rate
+        // threshold with an empty STQ, and then advertises about 100 bytes per interval
+        // (8 Mb/s), far below the line rate.
+        assert!(out[..50].iter().all(|o| !o.0));
+        assert!(out[50..55].iter().all(|o| o.0));
+        let first = 55
+            + out[55..]
+                .iter()
+                .position(|o| o.0)
+                .expect("congested on rates");
+        assert!(first > 55 && out[first - 1].2 < thr && out[first].2 >= thr);
+        assert!(out[first..].iter().all(|o| o.0));
+        let last = out.last().unwrap();
+        assert!((last.3 - 100.0).abs() < 10.0, "advertised {}", last.3);
+    }
+
+    #[test]
+    fn received_rate_is_passed_on_inside_the_domain_and_ends_at_its_head() {
+        let from5 = FairnessMessage {
+            rate: 50.0,
+            head: 5,
+            origin: 5,
+        };
+        // Not congested (240 Mb/s transit), lpFwRate above the received 50: passes it on.
+        let mut steps: Vec<Step> = (0..100)
+            .map(|_| Step {
+                add: 0,
+                fw: 3000,
+                stq: 0,
+                recv: from5,
+            })
+            .collect();
+        // Congested on the STQ but adding more than 50 (its lpAddRate ~ 1000): the
+        // downstream head's lower rate travels on.
+        steps.extend((0..300).map(|_| Step {
+            add: 1000,
+            fw: 3000,
+            stq: 40_000,
+            recv: from5,
+        }));
+        // Transit below the received rate: the domain ends here, "full rate" upstream.
+        steps.extend((0..600).map(|_| Step {
+            add: 0,
+            fw: 20,
+            stq: 0,
+            recv: from5,
+        }));
+        let out = run_script(4, &steps);
+        // (from the third interval on: lpFwRate starts at 0 and passes 50 in the third).
+        assert_eq!((out[1].3, out[1].4), (f64::INFINITY, NONE));
+        assert!(out[2..100].iter().all(|o| !o.0 && (o.3, o.4) == (50.0, 5)));
+        assert!(out[300..400]
+            .iter()
+            .all(|o| o.0 && o.1 > 50.0 && (o.3, o.4) == (50.0, 5)));
+        assert_eq!((out[999].3, out[999].4), (f64::INFINITY, NONE));
+        // A message back at its own head ends there: station 5 treats its own rate as
+        // "full rate" (and, not congested, advertises "full rate").
+        let own = run_script(
+            5,
+            &[Step {
+                add: 0,
+                fw: 3000,
+                stq: 0,
+                recv: from5,
+            }],
+        );
+        assert_eq!((own[0].3, own[0].4), (f64::INFINITY, NONE));
     }
 
     #[test]

@@ -191,3 +191,47 @@ def test_every_shipped_declaration_loads_and_names_a_study():
         assert pub.load(folder.name) or pub.load_references(folder.name)
         link = REPO / "studies" / folder.name / "published"
         assert link.resolve() == folder.resolve(), f"{link} does not show {folder}"
+
+
+def test_rows_found_by_their_cells_and_columns_chosen_by_row(tmp_path):
+    """`select` finds a numbered reproduced row by its cells; `by_row` picks its column."""
+    folder = tmp_path / "sel"
+    folder.mkdir()
+    (folder / "t.csv").write_text("where,what,x\nA,up,1\nB,down,2\n", encoding="utf-8")
+    (folder / "tables.toml").write_text(
+        """
+[[table]]
+file = "t.csv"
+number = "Table 2"
+caption = "c"
+reproduced = "num"
+key = ["where", "what"]
+row = "{where}"
+[table.select]
+"place" = "{where}"
+"direction" = "{what}"
+[[table.columns]]
+published = "x"
+reproduced = "x"
+[table.columns.by_row]
+"B / down" = "x steady"
+""",
+        encoding="utf-8",
+    )
+    t = Table("num", "numbered rows", row_label="#")
+    for n, (place, direction, x, steady) in enumerate(
+        [("B", "down", 9.0, 2.0), ("A", "up", 1.0, 7.0)], start=1
+    ):
+        t.add(str(n), "place", place, runs=0)
+        t.add(str(n), "direction", direction, runs=0)
+        t.add(str(n), "x", x, x - 0.5, x + 0.5, 3)
+        t.add(str(n), "x steady", steady, steady - 0.5, steady + 0.5, 3)
+    out = StudyOutput(tables=[t])
+    assert pub.compare("sel", out, pub.load("sel", folder)) == []
+    assert t.cell("2", "x")["verdict"] == "within CI"
+    assert t.cell("1", "x steady")["verdict"] == "within CI"
+    assert t.cell("1", "x")["verdict"] is None
+    bad = (folder / "tables.toml").read_text().replace('"B / down" =', '"C / side" =')
+    (folder / "tables.toml").write_text(bad, encoding="utf-8")
+    with pytest.raises(pub.PublishedDataError, match="by_row: row 'C / side' is not a row"):
+        pub.load("sel", folder)

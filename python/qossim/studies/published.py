@@ -176,6 +176,7 @@ class PublishedCell:
     reproduced_row: str
     line: int
     reproduced_table: str | None = None
+    select: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,7 @@ class PublishedTable:
     cells: tuple[PublishedCell, ...]
     explanations: tuple[Explanation, ...] = ()
     note: str = ""
+    select: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -311,6 +313,11 @@ def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> Publi
     key_columns = _strings(raw.get("key"), where, "key")
     if not key_columns:
         raise PublishedDataError(f"{where}: key: names the published column(s) that name a row")
+    select = raw.get("select", {})
+    if not isinstance(select, Mapping) or not all(isinstance(v, str) for v in select.values()):
+        raise PublishedDataError(
+            f"{where}: select: a table of reproduced column -> template of the CSV's columns"
+        )
     rows_map = raw.get("rows", {})
     if not isinstance(rows_map, Mapping):
         raise PublishedDataError(f"{where}: rows: must be a table of published -> reproduced")
@@ -369,6 +376,7 @@ def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> Publi
         cells=(),
         explanations=tuple(explanations),
         note=str(raw.get("note", "")),
+        select=tuple((str(k), str(v)) for k, v in select.items()),
     )
     cells = _cells(folder / raw["file"], table, key_columns, raw["row"], rows_map)
     known_rows = {c.row for c in cells}
@@ -446,11 +454,27 @@ def _cells(
                     f"{_where(path, line)}: row {row!r}: the row template {template!r} "
                     f"cannot be filled ({exc})"
                 ) from None
+        chosen: tuple[tuple[str, str], ...] = ()
+        if table.select:
+            try:
+                chosen = tuple((k, v.format(**record)) for k, v in table.select)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise PublishedDataError(
+                    f"{_where(path, line)}: row {row!r}: a select template cannot be filled ({exc})"
+                ) from None
         for c in table.columns:
             value, remark = parse_number(record[c.published])
             cells.append(
                 PublishedCell(
-                    row, c.published, record[c.published], value, remark, target, line, other_table
+                    row,
+                    c.published,
+                    record[c.published],
+                    value,
+                    remark,
+                    target,
+                    line,
+                    other_table,
+                    chosen,
                 )
             )
     unused = [r for r in rows_map if r not in seen]
@@ -571,6 +595,29 @@ def _reduce(value: Any, how: str) -> float | None:
     return sum(got) / len(got)
 
 
+class _Cells:
+    """The records of a reproduced table by (row, column), and rows found by their cells."""
+
+    def __init__(self, table: Table) -> None:
+        self.rows = list(table.rows)
+        self.by_key = {(r["row"], r["column"]): r for r in table.records}
+        self._index: dict[tuple[str, ...], dict[tuple[str, ...], str]] = {}
+
+    def cell(self, row: str, column: str) -> dict[str, Any] | None:
+        return self.by_key.get((row, column))
+
+    def select(self, select: Sequence[tuple[str, str]]) -> str | None:
+        """Return the first row whose cells read as ``select`` ((column, text) pairs)."""
+        columns = tuple(c for c, _ in select)
+        if columns not in self._index:
+            index: dict[tuple[str, ...], str] = {}
+            for row in self.rows:
+                values = tuple(str((self.cell(row, c) or {}).get("value")) for c in columns)
+                index.setdefault(values, row)
+            self._index[columns] = index
+        return self._index[columns].get(tuple(t for _, t in select))
+
+
 @dataclass
 class _Tally:
     published: int = 0
@@ -614,7 +661,7 @@ def compare(
             _annotate(record, None, None, None)
     if not published and not references:
         return []
-    by_id: dict[str, Table] = {t.id: t for t in output.tables}
+    by_id = {t.id: _Cells(t) for t in output.tables}
     found: list[Difference] = []
     tallies: list[tuple[str, _Tally]] = []
     for pt in published:
@@ -627,7 +674,8 @@ def compare(
             col = pt.column(cell.column)
             where = by_id.get(cell.reproduced_table) if cell.reproduced_table else target
             column = col.reproduced_for(cell.row)
-            record = where.cell(cell.reproduced_row, column) if where else None
+            row_label = where.select(cell.select) if where and cell.select else cell.reproduced_row
+            record = where.cell(row_label, column) if where and row_label else None
             if record is None:
                 continue
             value = cell.value * col.scale

@@ -235,3 +235,16 @@ reproduced = "x"
     (folder / "tables.toml").write_text(bad, encoding="utf-8")
     with pytest.raises(pub.PublishedDataError, match="by_row: row 'C / side' is not a row"):
         pub.load("sel", folder)
+
+
+def test_published_points_are_marked_on_a_figure():
+    from qossim.studies.frame import mark_published, new_figure, published_cells
+
+    cells = published_cells("assured-service", "Table 1", "measured rate (Mb/s)")
+    assert len(cells) == 22 and cells[0].value == 1.32
+    assert published_cells("assured-service", "Table 99") == []
+    fig, (ax,) = new_figure()
+    mark_published(ax, [2.0, 1.0], [c.value for c in cells[:2]])
+    handles, labels = ax.get_legend_handles_labels()
+    assert labels == ["published"]
+    assert list(handles[0].get_offsets()[:, 1]) == [1.32, 1.27]

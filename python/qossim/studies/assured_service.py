@@ -51,7 +51,9 @@ from qossim.studies.frame import (
     add_ci_figure,
     add_figure,
     ci_of,
+    mark_published,
     new_figure,
+    published_cells,
     run_table,
 )
 
@@ -61,6 +63,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 TITLE = "DiffServ Assured Service with RIO and TCP Reno"
+
+#: The name the study is registered under (its published data is filed by it).
+STUDY_NAME = "assured-service"
 
 # ----------------------------------------------------------------------------
 # Model constants (the study's values, and the choices it leaves open)
@@ -860,6 +865,8 @@ def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
     ax.plot(xs, [x + share for x in xs], "k--", label="ideal: target + share")
     ax.plot(xs, [(x + share) * f for x in xs], "k:", label="ideal goodput")
     ax.plot(xs, xs, color="gray", linewidth=0.8, label="target")
+    published = [c for c in published_cells(STUDY_NAME, "Table 1") if int(c.row) < len(targets)]
+    mark_published(ax, [targets[int(c.row)] for c in published], [c.value for c in published])
     ax.set_xlabel(plots.axis_label("target", "Mbit/s"))
     ax.set_ylabel(plots.axis_label("measured goodput", "Mbit/s"))
     ax.set_title(f"S3: measured vs target ({len(rows)} runs)")

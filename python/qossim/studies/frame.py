@@ -52,6 +52,8 @@ __all__ = [
     "apply_overrides",
     "ci_of",
     "ci_point",
+    "mark_published",
+    "published_cells",
     "expand_grid",
     "new_figure",
     "point_key",
@@ -294,6 +296,33 @@ def add_figure(output: StudyOutput, out_dir: Path, name: str, title: str, fig: F
     path = plots.save(fig, Path(out_dir) / "figures" / f"{name}.png")
     output.figures.append((title, path))
     return path
+
+
+def published_cells(study: str, number: str, column: str | None = None) -> list[Any]:
+    """Return the published cells of a study's table ``number`` (``"Table 1"``).
+
+    ``column`` keeps one published column. The cells come from the study's declared
+    published data (:mod:`qossim.studies.published`); none when it has no such table.
+    """
+    from qossim.studies import published
+
+    for table in published.load(study):
+        if table.number == number:
+            return [
+                c
+                for c in table.cells
+                if c.value is not None and (column is None or c.column == column)
+            ]
+    return []
+
+
+def mark_published(ax: Axes, xs: Sequence[float], ys: Sequence[float], **style: Any) -> None:
+    """Mark published points on a figure: black crosses labelled "published"."""
+    if not xs:
+        return
+    kw: dict[str, Any] = {"marker": "x", "color": "black", "s": 45, "zorder": 5}
+    kw.update(label="published", **style)
+    ax.scatter(list(xs), list(ys), **kw)
 
 
 def add_ci_figure(

@@ -503,6 +503,26 @@ class Reference:
     explanations: tuple[Explanation, ...] = ()
 
 
+def not_included(study: str, folder: Path | None = None) -> list[tuple[str, str]]:
+    """Return the published tables a study reproduces but whose cells are not included.
+
+    Declared as ``[[not_included]]`` with ``number`` and ``reproduced`` (the table id);
+    the fidelity table lists each as "not included".
+    """
+    folder = folder if folder is not None else DATA_DIR / study
+    decl = folder / "tables.toml"
+    if not decl.is_file():
+        return []
+    out = []
+    for entry in _read_toml(decl).get("not_included", []):
+        if not isinstance(entry, Mapping) or not all(
+            isinstance(entry.get(k), str) and entry[k] for k in ("number", "reproduced")
+        ):
+            raise PublishedDataError(f"{_where(decl)}: not_included: each names number, reproduced")
+        out.append((entry["number"], entry["reproduced"]))
+    return out
+
+
 def load_references(study: str, folder: Path | None = None) -> list[Reference]:
     """Return the reference comparisons a study declares (``[[reference]]``)."""
     folder = folder if folder is not None else DATA_DIR / study
@@ -667,6 +687,9 @@ def compare(
     for pt in published:
         tally = _Tally()
         target = by_id.get(pt.reproduced)
+        others = {c.reproduced_table for c in pt.cells if c.reproduced_table}
+        if target is None and not others & set(by_id):
+            continue  # not reproduced in this call (--only)
         for cell in pt.cells:
             tally.published += 1
             if cell.value is None:
@@ -735,6 +758,9 @@ def compare(
         _tally_row(fidelity, label, tally)
     if len(tallies) > 1:
         _tally_row(fidelity, "all", total)
+    for number, reproduced in not_included(study) if tables is None else []:
+        if reproduced in by_id:
+            fidelity.add(f"{number} ({reproduced})", "published cells", "not included", runs=0)
     for record in fidelity.records:
         _annotate(record, None, None, None)
     output.tables.insert(0, fidelity)

@@ -103,9 +103,16 @@ class Tolerance:
     kind: str
     amount: float
     why: str
+    floor: float = 0.0
 
     def holds(self, published: float, reproduced: float) -> bool:
-        """Tell whether ``reproduced`` is within this tolerance of ``published``."""
+        """Tell whether ``reproduced`` is within this tolerance of ``published``.
+
+        ``floor`` is an absolute difference that is always close (for values near
+        zero, where a relative or factor rule means nothing).
+        """
+        if abs(reproduced - published) <= self.floor:
+            return True
         if self.kind == "absolute":
             return abs(reproduced - published) <= self.amount
         if self.kind == "relative":
@@ -116,11 +123,12 @@ class Tolerance:
 
     def describe(self) -> str:
         """Return the tolerance as text (``±1``, ``±10 %``, ``×/÷ 2``)."""
+        floor = f" (or ±{self.floor:g})" if self.floor else ""
         if self.kind == "absolute":
             return f"±{self.amount:g}"
         if self.kind == "relative":
-            return f"±{100 * self.amount:g} %"
-        return f"×/÷ {self.amount:g}"
+            return f"±{100 * self.amount:g} %{floor}"
+        return f"×/÷ {self.amount:g}{floor}"
 
 
 @dataclass(frozen=True)
@@ -292,7 +300,10 @@ def _tolerance(raw: Any, where: str) -> Tolerance | None:
     why = raw.get("why")
     if not isinstance(why, str) or not why.strip():
         raise PublishedDataError(f"{where}: tolerance.why: every tolerance states its reason")
-    return Tolerance(str(kind), float(amount), why.strip())
+    floor = raw.get("floor", 0.0)
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
+        raise PublishedDataError(f"{where}: tolerance.floor: a non-negative number")
+    return Tolerance(str(kind), float(amount), why.strip(), float(floor))
 
 
 def _strings(raw: Any, where: str, key: str) -> tuple[str, ...]:

@@ -248,3 +248,10 @@ def test_published_points_are_marked_on_a_figure():
     handles, labels = ax.get_legend_handles_labels()
     assert labels == ["published"]
     assert list(handles[0].get_offsets()[:, 1]) == [1.32, 1.27]
+
+
+def test_a_floor_makes_values_near_zero_close():
+    t = pub.Tolerance("factor", 2.0, "why", floor=20.0)
+    assert t.holds(2.0, 0.0) and t.holds(15.0, 0.0) and t.holds(50.0, 30.0)
+    assert not t.holds(50.0, 1247.0) and not t.holds(2.0, 23.0)
+    assert t.describe() == "×/÷ 2 (or ±20)"

@@ -169,7 +169,7 @@ def test_records_text_and_report_carry_the_comparison(tmp_path):
     assert {r["table"] for r in records} == {"fidelity", "syn"}
     text = format_text(out)
     assert "rate (Mb/s) · published" in text
-    assert "Table 9, d, rate: published 40 plus a remark, reproduced 51 — not explained" in text
+    assert "Table 9, d: rate 40 plus a remark → 51 — not explained yet" in text
 
     class Module:
         TITLE = "synthetic"

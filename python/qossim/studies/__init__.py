@@ -303,7 +303,7 @@ def format_text(output: StudyOutput, study: str = "") -> str:
             "\n".join(
                 [
                     "differences from the published results:",
-                    *(f"  - {describe_difference(d)}" for d in output.differences),
+                    *(f"  - {line}" for line in describe_differences(output.differences)),
                 ]
             )
         )
@@ -327,11 +327,24 @@ def format_json(output: StudyOutput) -> str:
 
 def describe_difference(d: Any) -> str:
     """One line for a difference: where, published against reproduced, and its cause."""
-    where = f"{d.table.number}, {d.cell.row}, {d.cell.column}"
-    line = f"{where}: published {d.cell.text}, reproduced {d.reproduced:.4g}"
-    if d.explanation is None:
-        return f"{line} — not explained yet"
-    return f"{line} — {d.explanation.cause} (README: {d.explanation.link})"
+    return describe_differences([d])[0]
+
+
+def describe_differences(differences: Sequence[Any]) -> list[str]:
+    """One line per published row and cause: its differing cells, then the cause.
+
+    ``Table 1, 2b: maximum queue (cells) 1500 → 5001; cells received 60000 → 48395 —
+    CAUSE (README: LINK)``; cells without a traced cause end "not explained yet".
+    """
+    groups: dict[tuple[str, str, Any], list[Any]] = {}
+    for d in differences:
+        groups.setdefault((d.table.number, d.cell.row, d.explanation), []).append(d)
+    lines = []
+    for (number, row, e), ds in groups.items():
+        cells = "; ".join(f"{d.cell.column} {d.cell.text} → {d.reproduced:.4g}" for d in ds)
+        cause = "not explained yet" if e is None else f"{e.cause} (README: {e.link})"
+        lines.append(f"{number}, {row}: {cells} — {cause}")
+    return lines
 
 
 def write_study_report(name: str, module: ModuleType, output: StudyOutput, out_dir: Path) -> Path:
@@ -357,7 +370,7 @@ def write_study_report(name: str, module: ModuleType, output: StudyOutput, out_d
         else:
             tables.append((table.title, styled))
     title = getattr(module, "TITLE", None) or f"qossim study: {name}"
-    lead = [describe_difference(d) for d in output.differences]
+    lead = describe_differences(output.differences)
     if any(r.get("verdict") for t in output.tables for r in t.records):
         lead.append(VERDICT_LEGEND)
     return write_report(

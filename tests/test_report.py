@@ -74,3 +74,28 @@ def test_cli_reports_are_offline(tmp_path, campaign_file, scenario_file, monkeyp
     # Rebuilding replaces the report; nothing temporary is left behind.
     assert main(["report", "camp"]) == 0
     assert sorted(p.name for p in (tmp_path / "camp").iterdir() if "tmp" in p.name) == []
+
+
+def test_a_campaign_report_plots_only_the_named_metrics_by_value(tmp_path, make_campaign):
+    """Figures for the metrics the campaign names; rate parameters ordered by value."""
+    from qossim.campaign import run_campaign
+    from qossim.report import campaign_report, quantity
+
+    path = make_campaign(
+        tmp_path,
+        seeds="2",
+        grid='fake.rate = ["10Mbps", "5Mbps", "20Mbps"]',
+        extra="",
+    )
+    text = path.read_text().replace(
+        "seeds = 2\n", 'seeds = 2\nmetrics = ["link.a-b.throughput_bps", "group.*.delay_mean_s"]\n'
+    )
+    path.write_text(text)
+    out = tmp_path / "camp"
+    run_campaign(path, jobs=1, progress=False, out=out)
+    page = campaign_report(out, out / "report").read_text()
+    figures = sorted((out / "report" / "figures").glob("metric-*.png"))
+    assert len(figures) == 2, figures
+    assert "Plotted: the metrics the campaign names" in page
+    assert quantity("5Mbps") < quantity("10Mbps") < quantity("20Mbps")
+    assert quantity("{kind = red}") is None and quantity(True) is None

@@ -13,6 +13,7 @@ import html
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -288,22 +289,90 @@ def run_report(run_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str])
     return write_report(out, title, [("Summary", summary), ("Manifest", manifest)], figures)
 
 
+#: Metrics a campaign report plots when its campaign names none.
+DEFAULT_PLOTTED = 12
+
+_QUANTITY = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z/]*)\s*$")
+_SCALE = {
+    "": 1.0,
+    "bps": 1.0, "b/s": 1.0, "kbps": 1e3, "kb/s": 1e3, "Mbps": 1e6, "Mb/s": 1e6,
+    "Gbps": 1e9, "Gb/s": 1e9,
+    "ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0,
+    "B": 1.0, "KB": 1e3, "KiB": 1024.0, "MB": 1e6, "MiB": 1024.0**2, "p": 1.0,
+}  # fmt: skip
+
+
+def quantity(value: Any) -> float | None:
+    """Return the number a parameter value stands for (``"10Mbps"`` → 1e7), or None.
+
+    Rates, times and sizes in the scenario language's units compare by value, so a
+    grid over ``["5Mbps", "10Mbps"]`` sorts and plots 5 before 10.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    match = _QUANTITY.match(str(value))
+    if not match or match.group(2) not in _SCALE:
+        return None
+    return float(match.group(1)) * _SCALE[match.group(2)]
+
+
+def _base_unit(values: Sequence[Any]) -> str:
+    """Return the unit a quantity parameter is plotted in (``b/s``, ``s``, ``B``)."""
+    for v in values:
+        match = _QUANTITY.match(str(v))
+        suffix = match.group(2) if match else ""
+        if suffix.endswith(("bps", "b/s")):
+            return "b/s"
+        if suffix in ("ps", "ns", "us", "ms", "s", "min", "h"):
+            return "s"
+        if suffix.endswith("B"):
+            return "B"
+        if suffix == "p":
+            return "packets"
+    return ""
+
+
+def _named_metrics(campaign_dir: Path, names: Sequence[str]) -> tuple[list[str], str]:
+    """Return the metrics a campaign names (``metrics`` in its file), else the first few."""
+    from qossim import _toml
+    from qossim.campaign import select_metrics
+
+    try:
+        head = _toml.loads((campaign_dir / "campaign.toml").read_text(encoding="utf-8"))
+        patterns = [str(p) for p in head.get("campaign", {}).get("metrics", [])]
+    except (OSError, ValueError, AttributeError, TypeError):
+        patterns = []  # an unreadable copy only loses the selection
+    if patterns:
+        chosen, _ = select_metrics(names, patterns)
+        return chosen, f"Plotted: the metrics the campaign names ({', '.join(patterns)})."
+    chosen = list(names)[:DEFAULT_PLOTTED]
+    note = (
+        f"The campaign names no metrics: the first {len(chosen)} of {len(names)} are plotted "
+        "(name them with metrics = [...] in [campaign])."
+    )
+    return chosen, note
+
+
 def campaign_report(campaign_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
     """Write a report of a campaign directory: summary by grid point, all runs, plots.
 
-    Each numeric metric is plotted against the first numeric grid parameter
-    (one line per value of the other parameters), or as a histogram across
-    runs when the grid has no numeric parameter.
+    The metrics the campaign names (``metrics`` in ``[campaign]``; else the first
+    few) are each plotted against the first grid parameter whose values are numbers or
+    quantities with units, in their order of value (one line per value of the other
+    parameters), or as a histogram across runs when the grid has none.
     """
-    import pandas as pd
-
     table = gather(campaign_dir)
     summary = summarize(table)
     params = list(table.attrs.get("params", []))
     out = Path(out_dir)
-    numeric = [p for p in params if pd.api.types.is_numeric_dtype(table[p])]
+    numeric = [
+        p for p in params if all(quantity(v) is not None for v in table[p].dropna().unique())
+    ]
     figures: list[tuple[str, Path]] = []
-    metrics = list(dict.fromkeys(summary["metric"])) if len(summary) else []
+    every = list(dict.fromkeys(summary["metric"])) if len(summary) else []
+    metrics, plotted_note = _named_metrics(Path(campaign_dir), every)
     for index, metric in enumerate(metrics):
         unit = plots.unit_from_name(metric)
         rows = summary[summary["metric"] == metric]
@@ -311,18 +380,19 @@ def campaign_report(campaign_dir: str | os.PathLike[str], out_dir: str | os.Path
             x = numeric[0]
             others = [p for p in params if p != x]
             frame = rows.copy()
+            frame[f"{x} (value)"] = [quantity(v) for v in frame[x]]
             group = None
             if others:
                 frame["point"] = frame[others].astype(str).agg(", ".join, axis=1)
                 group = "point"
             fig = plots.mean_ci(
                 frame,
-                x,
+                f"{x} (value)",
                 "mean",
                 ci=("ci_low", "ci_high"),
                 group=group,
                 x_label=x,
-                x_unit=plots.unit_from_name(x),
+                x_unit=_base_unit(list(frame[x])) or plots.unit_from_name(x),
                 y_label=metric,
                 y_unit=unit,
                 title=f"{metric} (mean and 95% CI)",
@@ -335,6 +405,7 @@ def campaign_report(campaign_dir: str | os.PathLike[str], out_dir: str | os.Path
     notes = [
         f"{len(table)} runs; parameters: {', '.join(params) or 'none'}.",
         "Intervals are 95% Student-t confidence intervals across seeds.",
+        plotted_note,
     ]
     tables = [("Summary by grid point", summary), ("All runs", table)]
     return write_report(out, f"qossim campaign: {name}", tables, figures, notes)

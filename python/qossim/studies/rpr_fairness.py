@@ -631,6 +631,32 @@ def _frame(runs: Runs, row: Mapping[str, Any], names: Mapping[str, str], scale: 
     return pd.DataFrame(cols)
 
 
+def small_multiples(df: Any, columns: Sequence[str], y_label: str, title: str) -> Any:
+    """One small panel per column against ``t``, sharing both axes (two columns of panels).
+
+    Ten overlapping lines in one panel hide each other; panels side by side show each
+    connection's idle stretches and spikes.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    rows = (len(columns) + 1) // 2
+    fig = Figure(figsize=(10.0, 1.3 * rows + 0.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, 2, sharex=True, sharey=True, squeeze=False).ravel()
+    for ax, column in zip(axes, columns, strict=False):
+        ax.plot(df["t"], df[column], linewidth=0.7)
+        ax.set_title(column, fontsize=8, loc="left")
+        ax.grid(True, alpha=0.3)
+    for ax in axes[len(columns) :]:
+        ax.set_visible(False)
+    for ax in axes[-2:]:
+        ax.set_xlabel(plots.axis_label("time", "s"))
+    fig.supylabel(y_label, fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
 def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -> None:
     """Plot the 1-ms series of the studied configuration, full length and zoomed."""
     mode, design = DESIGNS[0]
@@ -698,14 +724,15 @@ def figures_series(runs: Runs, plan: Plan, out_dir: Path, output: StudyOutput) -
         "throughput",
         "Mb/s",
     )
-    draw(
-        df_conn,
-        list(conns),
-        "s0_connections",
-        "station 0: its 10 connections",
-        "throughput",
-        "Mb/s",
-    )
+    for zoom in (False, True):
+        part = df_conn[(df_conn["t"] > start) & (df_conn["t"] <= end)] if zoom else df_conn
+        title = f"station 0: its {CONNECTIONS} connections, one panel each"
+        fig = small_multiples(part, list(conns), "throughput (Mb/s)", title)
+        suffix = "_zoom" if zoom else ""
+        path = plots.save(fig, fig_dir / f"s0_connections{suffix}.png")
+        output.figures.append(
+            (f"{title}{' — zoom on station 0: ' + what if zoom else ''} ({tag})", path)
+        )
     draw(udp, ["UDP"], "udp", "UDP flow throughput", "throughput", "Mb/s")
     draw(
         stq, [f"S{i}" for i in range(STATIONS)], "stq", "STQ depth at every station", "depth", "KB"

@@ -13,6 +13,9 @@ __all__ = [
     "md1_number",
     "md1_sojourn",
     "md1_wait",
+    "mg1_number",
+    "mg1_sojourn",
+    "mg1_wait",
     "mm1_number",
     "mm1_queue_number",
     "mm1_sojourn",
@@ -71,6 +74,34 @@ def md1_sojourn(lam: float, mu: float) -> float:
 def md1_number(lam: float, mu: float) -> float:
     """M/D/1 mean number in system (Little's law on :func:`md1_sojourn`)."""
     return lam * md1_sojourn(lam, mu)
+
+
+def mg1_wait(lam: float, mean_s: float, second_moment_s2: float) -> float:
+    """M/G/1 mean waiting time (Pollaczek–Khinchine): ``lam E[S^2] / (2 (1 - rho))`` seconds.
+
+    ``mean_s`` is the mean service time ``E[S]`` and ``second_moment_s2`` its second
+    moment ``E[S^2]``; ``rho = lam E[S]``. Exponential service (``E[S^2] = 2 E[S]^2``)
+    gives :func:`mm1_wait`, constant service (``E[S^2] = E[S]^2``) :func:`md1_wait`.
+    """
+    if not (mean_s > 0 and math.isfinite(mean_s)):
+        raise ValueError(f"mean service time must be finite and > 0, got {mean_s}")
+    if not (second_moment_s2 >= mean_s * mean_s and math.isfinite(second_moment_s2)):
+        raise ValueError(
+            f"second moment must be finite and >= mean^2 = {mean_s * mean_s:g}, "
+            f"got {second_moment_s2}"
+        )
+    utilisation(lam, 1.0 / mean_s)
+    return lam * second_moment_s2 / (2.0 * (1.0 - lam * mean_s))
+
+
+def mg1_sojourn(lam: float, mean_s: float, second_moment_s2: float) -> float:
+    """M/G/1 mean time in system: :func:`mg1_wait` plus the mean service time."""
+    return mg1_wait(lam, mean_s, second_moment_s2) + mean_s
+
+
+def mg1_number(lam: float, mean_s: float, second_moment_s2: float) -> float:
+    """M/G/1 mean number in system (Little's law on :func:`mg1_sojourn`)."""
+    return lam * mg1_sojourn(lam, mean_s, second_moment_s2)
 
 
 def erlang_b(offered: float, servers: int) -> float:

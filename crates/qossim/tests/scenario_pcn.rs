@@ -389,7 +389,7 @@ fn pcn_section_diagnostics() {
     let traffic = "[pcn.traffic]\nmodel = \"CBR\"\noffered = 0.5\n";
     // The kinds every registered family adds follow the core's, in registry order.
     let unknown_kind = format!(
-        "s.toml:4: topology.kind: unknown topology \"pcn_ring\"; use {}",
+        "s.toml:4: topology.kind: unknown topology \"pcn_ring\" (did you mean \"pcn_single\"?); use {}",
         known_kinds()
     );
     let cases: Vec<(String, Vec<&str>)> = vec![

@@ -124,6 +124,7 @@ def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
     )
     records = json_records(proc)
     assert {r["table"] for r in records} == {
+        "fidelity",
         "e1_curves",
         "e8_blocking",
         "e11_tcp",

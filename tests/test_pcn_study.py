@@ -40,7 +40,7 @@ def test_tiny_admission_and_termination_experiments(tmp_path):
     out = tmp_path / "pcn"
     proc = _reproduce(tmp_path, "--only", "A1", "T1", "--format", "json", "--out", str(out))
     records = json_records(proc)
-    assert {r["table"] for r in records} == {"A1", "T1"}
+    assert {r["table"] for r in records} == {"A1", "T1", "fidelity"}
 
     # A1: one row per (link, traffic, arrivals) of the plan, the study's columns.
     a1 = _cells(records, "A1")

@@ -45,6 +45,7 @@ def test_tiny_reproduce_writes_every_table_and_figure(tmp_path):
     proc = _reproduce(tmp_path, "--format", "json", "--out", str(out))
     records = json_records(proc)
     assert {r["table"] for r in records} == {
+        "fidelity",
         "long_term",
         "per_connection",
         "compare",

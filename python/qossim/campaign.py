@@ -781,7 +781,7 @@ def run_campaign(
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise CampaignError(f"jobs: must be a whole number >= 1 or None, got {jobs!r}")
     if backend not in BACKENDS:
-        raise CampaignError(f"backend: must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        raise CampaignError(f"backend: unknown backend {backend!r} (use {', '.join(BACKENDS)})")
     spec = as_campaign(campaign)
     out_dir = Path(out) if out is not None else spec.default_out_dir()
     job_list = spec.jobs(out_dir)

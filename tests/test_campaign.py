@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from qossim.campaign import Campaign, gather, run_campaign, summarize
-from qossim.errors import CampaignError, CampaignRunError
+from qossim.errors import CampaignError, CampaignRunError, QossimError
 from qossim.results import is_result_dir, verify_run_dir
 from qossim.stats import mean_ci
 
@@ -282,3 +282,50 @@ def test_a_grid_over_tables_and_arrays_gathers_summarizes_and_reports(tmp_path, 
     assert len(summary.drop_duplicates(["fake.queue", "fake.delays"])) == 4
     page = campaign_report(out, out / "report").read_text()
     assert "{kind = red, min_th = 5}" in page
+
+
+def test_an_edited_or_foreign_run_is_never_served(campaign_file, tmp_path, fake_engine, capsys):
+    """A manifest edited by hand or a run copied into another's slot: show, gather and
+    report refuse it; the next sweep sets it aside and runs the slot again."""
+    from qossim.cli import main
+
+    out = tmp_path / "out"
+    table = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    runs = out / "runs"
+    keys = list(table["run_key"])
+    manifest_path = runs / keys[0] / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["seed"] = 99
+    manifest_path.write_text(json.dumps(manifest, indent=2))
+    shutil.rmtree(runs / keys[1])
+    shutil.copytree(runs / keys[2], runs / keys[1])
+    with pytest.raises(QossimError, match=r"stored run is damaged: manifest.json was changed"):
+        gather(out)
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 2
+    assert "damaged" in capsys.readouterr().err
+    assert main(["show", str(runs / keys[0])]) == 2
+    assert main(["report", str(out)]) == 2
+    fake_engine.runs.clear()
+    again = run_campaign(campaign_file, jobs=1, progress=False, out=out)
+    assert len(fake_engine.runs) == 2
+    pd.testing.assert_frame_equal(table, again)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "damaged" in line]
+    assert any("changed after it was written" in w for w in warnings)
+    assert any(f"holds run {keys[2][:12]}, not {keys[1][:12]}" in w for w in warnings)
+    pd.testing.assert_frame_equal(gather(out), table)
+
+
+def test_run_and_sweep_refuse_each_others_directories(campaign_file, scenario_file, tmp_path):
+    from qossim.cli import main
+
+    run_dir = tmp_path / "r"
+    assert main(["run", str(scenario_file), "--out", str(run_dir), "--quiet"]) == 0
+    assert main(["run", str(scenario_file), "--out", str(run_dir), "--quiet"]) == 2
+    assert main(["run", str(scenario_file), "--out", str(run_dir), "--quiet", "--force"]) == 0
+    assert main(["sweep", str(campaign_file), "--out", str(run_dir), "--quiet"]) == 2
+    camp = tmp_path / "c"
+    assert main(["sweep", str(campaign_file), "--out", str(camp), "--quiet"]) == 0
+    key = json.loads((camp / "campaign.json").read_text())["runs"][0]["key"]
+    slot = camp / "runs" / key
+    assert main(["run", str(scenario_file), "--out", str(slot), "--quiet"]) == 2

@@ -568,7 +568,9 @@ def _set_aside_if_damaged(out: Path, job: Job) -> None:
     run_dir = Path(job.run_dir)
     if not os.path.lexists(run_dir):
         return
-    problem = verify_run_dir(run_dir) if is_result_dir(run_dir) else "incomplete (no manifest)"
+    problem = (
+        verify_run_dir(run_dir, job.key) if is_result_dir(run_dir) else "incomplete (no manifest)"
+    )
     if problem is None:
         return
     import datetime as dt
@@ -922,9 +924,12 @@ def gather(out_dir: str | os.PathLike[str], *, all_runs: bool = False) -> pd.Dat
         for key in keys:
             if key not in seen and is_result_dir(runs / key):
                 seen.add(key)
+                _verified(runs / key, out)
                 rows.append(_row(runs / key, params))
         return _rows_to_frame(rows, params)
     dirs = sorted(p for p in runs.iterdir() if is_result_dir(p))
+    for d in dirs:
+        _verified(d, out)
     manifests = [read_manifest(d) for d in dirs]
     params: list[str] = []
     for manifest in manifests:
@@ -934,6 +939,16 @@ def gather(out_dir: str | os.PathLike[str], *, all_runs: bool = False) -> pd.Dat
     rows = [_row(d, params) for d in dirs]
     rows.sort(key=lambda r: ([_sort_key(r.get(p)) for p in params], _sort_key(r.get("seed"))))
     return _rows_to_frame(rows, params)
+
+
+def _verified(run_dir: Path, out: Path) -> None:
+    """Raise :class:`ResultError` unless the stored run is whole and in its own slot."""
+    problem = verify_run_dir(run_dir, run_dir.name)
+    if problem is not None:
+        raise ResultError(
+            f"{run_dir}: stored run is damaged: {problem}; run the campaign again "
+            f"(qossim sweep ... --out {out}) to set it aside and repair it"
+        )
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:

@@ -67,7 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     text, filename = api.scenario_source(args.file)
     overrides = parse_set(args.set or [])
     if args.out is not None:
-        _check_target(Path(args.out))
+        _check_target(Path(args.out), force=args.force)
     result = api.run_text(
         text,
         seed=args.seed,
@@ -81,17 +81,40 @@ def cmd_run(args: argparse.Namespace) -> int:
         stem = Path(args.file).stem or "scenario"
         key = str(result.manifest.get("run_key", ""))[:8]
         out = Path("runs") / f"{stem}-{key}-s{result.seed}"
-    _check_target(out)
-    result.save(out, overwrite=True)
+    if args.out is None or not args.force:
+        _check_target(out, force=args.force)
+    try:
+        result.save(out, overwrite=args.force)
+    except FileExistsError:
+        raise QossimError(
+            f"{out}: another run was stored there while this one ran; give --force to replace it"
+        ) from None
     print("summary:")
     _print_pairs(_flatten(result.summary))
     print(f"run directory: {out}")
     return EXIT_OK
 
 
-def _check_target(out: Path) -> None:
+def _check_target(out: Path, force: bool = True) -> None:
     if out.exists() and not is_result_dir(out) and not _empty_dir(out):
         raise QossimError(f"{out}: exists and is not a run directory; choose another --out")
+    if is_result_dir(out) and not force:
+        raise QossimError(f"{out}: a run is stored there; give --force to replace it")
+    parent = out.parent if not out.exists() else out
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise QossimError(f"{out}: cannot write here ({parent} is not writable)")
+
+
+def _check_whole(run_dir: Path) -> None:
+    """Refuse to show a stored run whose files or manifest were changed or damaged."""
+    from qossim.results import verify_run_dir
+
+    if is_result_dir(run_dir):
+        problem = verify_run_dir(run_dir)
+        if problem is not None:
+            raise QossimError(f"{run_dir}: stored run is damaged: {problem}")
 
 
 def _empty_dir(path: Path) -> bool:
@@ -118,6 +141,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """
     spec = campaign.Campaign.load(args.campaign)
     out = Path(args.out) if args.out is not None else spec.default_out_dir()
+    if is_result_dir(out) or (
+        out.is_dir()
+        and any(out.iterdir())
+        and not (out / campaign.RUNS_DIR).is_dir()
+        and not (out / "campaign.json").is_file()
+    ):
+        raise QossimError(f"{out}: exists and is not a campaign directory; choose another --out")
     if args.dry_run:
         return _dry_run(spec, out)
     table = campaign.run_campaign(
@@ -237,6 +267,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     path = Path(args.rundir)
     if (path / campaign.RUNS_DIR).is_dir() and not is_result_dir(path):
         return _show_campaign(path, args)
+    _check_whole(path)
     result = Result.load(args.rundir)
     pairs = _flatten(result.summary)
     if args.metric:
@@ -393,6 +424,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     source = Path(args.dir)
     out = Path(args.out) if args.out is not None else source / "report"
     if is_result_dir(source):
+        _check_whole(source)
         build = report.run_report
     elif (source / campaign.RUNS_DIR).is_dir():
         build = report.campaign_report
@@ -547,6 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, help="run seed (default: chosen by the engine)")
     p.add_argument("--out", help="run directory (default: runs/<scenario>-<hash8>-s<seed>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--force", action="store_true", help="replace a run stored at --out")
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("validate", help="check a scenario without running it")

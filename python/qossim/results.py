@@ -326,8 +326,27 @@ def write_run_dir(
             (tmp / SCENARIO).write_text(scenario_text, encoding="utf-8")
         _write_json(tmp / SUMMARY, dict(summary))
         manifest["files"] = _checksums(tmp)
+        manifest[MANIFEST_DIGEST] = manifest_digest(manifest)
         _write_json(tmp / MANIFEST, manifest)
     return target
+
+
+#: The manifest's own checksum: sha256 of its canonical JSON without this key.
+MANIFEST_DIGEST = "manifest_sha256"
+
+
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """Return the sha256 of a manifest's canonical JSON, leaving its own digest out.
+
+    An edited manifest (a seed or a parameter changed by hand) no longer matches it.
+    """
+    import hashlib
+
+    body = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
+    text = json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _sha256(path: Path) -> str:
@@ -350,12 +369,14 @@ def _checksums(root: Path) -> dict[str, str]:
     return out
 
 
-def verify_run_dir(path: str | os.PathLike[str]) -> str | None:
+def verify_run_dir(path: str | os.PathLike[str], key: str | None = None) -> str | None:
     """Check a stored run: return None when it is whole, else what is wrong with it.
 
-    A run directory is whole when its manifest and summary are readable JSON objects
-    and every file the manifest lists has the listed sha256 (runs written before
-    checksums were recorded are checked for the first two only).
+    A run directory is whole when its manifest and summary are readable JSON objects,
+    the manifest matches its own checksum (``manifest_sha256``), every file the
+    manifest lists has the listed sha256, and, when ``key`` is given, the manifest's
+    run key is ``key`` (a run copied or moved into another run's slot is not that run).
+    Runs written before these checksums were recorded are checked for what they hold.
     """
     path = Path(path)
     loaded = []
@@ -370,6 +391,12 @@ def verify_run_dir(path: str | os.PathLike[str]) -> str | None:
             return f"{name} is not a JSON object"
         loaded.append(value)
     manifest = loaded[0]
+    digest = manifest.get(MANIFEST_DIGEST)
+    if digest is not None and digest != manifest_digest(manifest):
+        return f"{MANIFEST} was changed after it was written (its checksum does not match)"
+    if key is not None and manifest.get("run_key") != key:
+        held = str(manifest.get("run_key"))[:12]
+        return f"it holds run {held}, not {key[:12]} (copied or moved into this slot)"
     files = manifest.get("files")
     if isinstance(files, dict):
         for rel, digest in files.items():

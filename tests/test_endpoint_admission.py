@@ -148,6 +148,41 @@ def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
         assert (out / "figures" / f"{name}.png").stat().st_size > 5000
 
 
+def test_e10_has_measured_sum_over_every_link_of_each_path():
+    pts = ea.points("E10", ea.QUICK)
+    assert [p["design"] for p, _ in pts] == [*ea.DESIGNS, "mbac"]
+    _, sc = pts[-1]
+    links: dict[str, list[str]] = {}
+    for e in sc["endpoint"]["mbac"]:
+        links.setdefault(e["traffic"], []).append(e["link"])
+    assert links == {
+        "long": ["R1-R2", "R2-R3", "R3-R4"],
+        "cross1": ["R1-R2"],
+        "cross2": ["R2-R3"],
+        "cross3": ["R3-R4"],
+    }
+    assert "probe" not in sc["endpoint"]
+
+
+@needs_engine
+def test_e10_rows_and_columns(tmp_path):
+    """E10 has a row per design and one for Measured Sum (MBAC), each with the long
+    flows' blocking and the product approximation over the three cross classes."""
+    proc = _reproduce(tmp_path, "--only", "E10", "--format", "json", "--out", str(tmp_path / "o"))
+    cells = {(r["row"], r["column"]): r for r in json_records(proc) if r["table"] == "e10_multihop"}
+    rows = {row for row, _ in cells}
+    assert rows == set(ea.E10_ROWS.values())
+    assert "MBAC" in rows
+    for row in rows:
+        for col in ("short_loss", "long_loss", "long_block", "product"):
+            assert (row, col) in cells, (row, col)
+        # Per run the product is at least each cross class's blocking, so its mean is too.
+        product = cells[(row, "product")]["value"]
+        for i in (1, 2, 3):
+            assert product >= cells[(row, f"cross{i}_block")]["value"] - 1e-12
+        assert cells[(row, "long_block")]["runs"] == len(ea.TINY.seeds)
+
+
 @needs_engine
 def test_an_experiment_is_identical_on_dask(tmp_path):
     """The same records whether the runs execute locally or on a local Dask cluster."""

@@ -451,8 +451,28 @@ def _e9_points(plan: Plan) -> list[Point]:
 ROUTERS = ("R1", "R2", "R3", "R4")
 
 
+#: E10: the row names of each design (as the study's multi-hop tables name them).
+E10_ROWS = {
+    "in_band_dropping": "in-band dropping",
+    "in_band_marking": "in-band marking",
+    "out_of_band_dropping": "out-of-band dropping",
+    "out_of_band_marking": "out-of-band marking",
+    "mbac": "MBAC",
+}
+#: E10: Measured Sum's utilization target (E9's fixed point).
+E10_UPSILON = 0.9
+
+
+def _backbone() -> list[tuple[str, str]]:
+    return list(zip(ROUTERS, ROUTERS[1:], strict=False))
+
+
 def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
-    """E10: a long class over the three backbone links and one cross class per link."""
+    """E10: a long class over the three backbone links and one cross class per link.
+
+    ``design`` is one of :data:`DESIGNS` or ``mbac``: Measured Sum at every backbone
+    link, a flow admitted iff every link of its path has room for it.
+    """
     out_of_band = design.startswith("out_of_band")
     queue: dict[str, Any] = (
         {"kind": "priority", "classes": 2, "limit": f"{BUFFER}p", "push_out": True}
@@ -461,7 +481,7 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
     )
     hosts = ["Ls", "Ld", "C1s", "C1d", "C2s", "C2d", "C3s", "C3d"]
     links: list[dict[str, Any]] = []
-    for a, b in zip(ROUTERS, ROUTERS[1:], strict=False):
+    for a, b in _backbone():
         links.append(
             {
                 "from": a,
@@ -502,18 +522,32 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
             "calls": {"rate": f"{1 / 7.0:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"},
         }
         traffic.append(t)
-    endpoint: dict[str, Any] = {
-        "probe": [
-            {
-                "traffic": n,
-                "algorithm": "slow_start",
-                "epsilon": 0.0,
-                "probe_time": "5s",
-                "class": 0,
-            }
-            for n in classes
-        ]
+    paths = {
+        "long": [f"{a}-{b}" for a, b in _backbone()],
+        **{f"cross{i + 1}": [f"{a}-{b}"] for i, (a, b) in enumerate(_backbone())},
     }
+    endpoint: dict[str, Any]
+    if design == "mbac":
+        endpoint = {
+            "mbac": [
+                {"traffic": n, "link": link, "target": E10_UPSILON}
+                for n in classes
+                for link in paths[n]
+            ]
+        }
+    else:
+        endpoint = {
+            "probe": [
+                {
+                    "traffic": n,
+                    "algorithm": "slow_start",
+                    "epsilon": 0.0,
+                    "probe_time": "5s",
+                    "class": 0,
+                }
+                for n in classes
+            ]
+        }
     if design.endswith("marking"):
         endpoint["virtual_queue"] = [
             {"link": f"{a}-{b}", "fraction": 0.9}
@@ -591,13 +625,16 @@ def _e11_points(plan: Plan) -> list[Point]:
 
 
 def _e10_points(plan: Plan) -> list[Point]:
-    return [
+    out: list[Point] = [
         (
             {"exp": "E10", "design": d, "algorithm": "slow_start", "probe_s": 5.0, "x": 0.0},
             multihop_scenario(d, plan),
         )
         for d in DESIGNS
     ]
+    params = {"exp": "E10", "design": "mbac", "algorithm": "mbac", "probe_s": 0.0}
+    out.append(({**params, "x": E10_UPSILON}, multihop_scenario("mbac", plan)))
+    return out
 
 
 def _e8_points(plan: Plan) -> list[Point]:
@@ -961,42 +998,48 @@ def run_e9(c: Context) -> None:
 
 
 def run_e10(c: Context) -> None:
-    """E10: multi-hop, loss and blocking of long and short flows, product approximation."""
+    """E10: multi-hop, loss and blocking of long and short flows, product approximation.
+
+    One row per design and one for Measured Sum (``MBAC``); columns ``short_loss``,
+    ``long_loss``, ``long_block``, ``cross<i>_block`` and ``product``, the product
+    approximation 1 − Π(1 − blocking of each cross class).
+    """
     shared: Shared = c.shared
     t = Table(
         "e10_multihop",
-        "four routers, three congested links each with E1's load, ε = 0",
+        "four routers, three congested links, ε = 0 (Measured Sum: υ = "
+        f"{E10_UPSILON:g}): loss and blocking of long and short flows",
         row_label="design",
     )
-    for d in DESIGNS:
+    cross = ["cross1", "cross2", "cross3"]
+
+    def loss_of(r: Mapping[str, Any], names: Sequence[str]) -> float | None:
+        sent = sum(float(r.get(f"endpoint.{n}.data_sent") or 0) for n in names)
+        lost = sum(float(r.get(f"endpoint.{n}.data_lost") or 0) for n in names)
+        return lost / sent if sent else None
+
+    for d, label in E10_ROWS.items():
         rows = _rows(shared, exp="E10", design=d)
         if not rows:
             continue
-        label = DESIGN_LABELS[d]
-
-        def loss_of(r: Mapping[str, Any], names: Sequence[str]) -> float | None:
-            sent = sum(float(r.get(f"endpoint.{n}.data_sent") or 0) for n in names)
-            lost = sum(float(r.get(f"endpoint.{n}.data_lost") or 0) for n in names)
-            return lost / sent if sent else None
-
-        cross = ["cross1", "cross2", "cross3"]
-        t.add_ci(label, "loss long", ci_of(loss_of(r, ["long"]) for r in rows))
-        t.add_ci(label, "loss short", ci_of(loss_of(r, cross) for r in rows))
-        t.add_ci(label, "blocking long", ci_of(blocking(r, ["long"]) for r in rows))
+        t.add_ci(label, "short_loss", ci_of(loss_of(r, cross) for r in rows))
+        t.add_ci(label, "long_loss", ci_of(loss_of(r, ["long"]) for r in rows))
+        t.add_ci(label, "long_block", ci_of(blocking(r, ["long"]) for r in rows))
         for n in cross:
-            t.add_ci(label, f"blocking {n}", ci_of(blocking(r, [n]) for r in rows))
-
-        def product(r: Mapping[str, Any], cross: Sequence[str] = cross) -> float | None:
-            bs = [blocking(r, [n]) for n in cross]
-            if any(b is None for b in bs):
-                return None
-            out = 1.0
-            for b in bs:
-                out *= 1.0 - float(b or 0.0)
-            return 1.0 - out
-
-        t.add_ci(label, "product approximation", ci_of(product(r) for r in rows))
+            t.add_ci(label, f"{n}_block", ci_of(blocking(r, [n]) for r in rows))
+        t.add_ci(label, "product", ci_of(product_approximation(r, cross) for r in rows))
     c.output.tables.append(t)
+
+
+def product_approximation(row: Mapping[str, Any], names: Sequence[str]) -> float | None:
+    """1 − Π(1 − b_i) over the blocking b_i of the named classes (None if one is missing)."""
+    out = 1.0
+    for n in names:
+        b = blocking(row, [n])
+        if b is None:
+            return None
+        out *= 1.0 - b
+    return 1.0 - out
 
 
 def run_e11(c: Context) -> None:

@@ -1,6 +1,7 @@
 //! The endpoint admission family's part of the scenario language ([`EndpointFamily`]):
 //! `[[endpoint.probe]]` (probing admission on a traffic entry with call arrivals),
-//! `[[endpoint.mbac]]` (Measured Sum at a link) and `[[endpoint.virtual_queue]]` (the
+//! `[[endpoint.mbac]]` (Measured Sum at a link; one entry per measured link of a
+//! traffic entry's path) and `[[endpoint.virtual_queue]]` (the
 //! marking design's virtual queue on a link), the builder and the post-run summary.
 
 use super::mbac::{MbacAdmission, MeasuredSum};
@@ -373,6 +374,32 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<EndpointSpec> {
                 );
                 ok = false;
             }
+            // Several entries of one traffic entry: one per measured link of its path,
+            // all asking for the same rate.
+            Some(e)
+                if mbacs
+                    .iter()
+                    .any(|o: &MbacEntry| o.traffic == e.traffic && o.link == e.link) =>
+            {
+                m.error(
+                    cx,
+                    "link",
+                    "this traffic entry is already measured at this link",
+                );
+                ok = false;
+            }
+            Some(e)
+                if mbacs
+                    .iter()
+                    .any(|o: &MbacEntry| o.traffic == e.traffic && o.rate != e.rate) =>
+            {
+                m.error(
+                    cx,
+                    "rate",
+                    "entries of one traffic entry (one per link of its path) ask for one rate: give them the same",
+                );
+                ok = false;
+            }
             Some(e) => {
                 if let Some(o) = mbacs.iter().find(|o: &&MbacEntry| o.link == e.link) {
                     if (o.target, o.sample, o.window) != (e.target, e.sample, e.window) {
@@ -385,7 +412,6 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<EndpointSpec> {
                         continue;
                     }
                 }
-                used.push(e.traffic);
                 mbacs.push(e)
             }
             None => ok = false,
@@ -487,6 +513,8 @@ impl Mechanism for EndpointSpec {
             receivers.push(rx);
         }
         let mut estimators: Vec<(usize, AgentId)> = Vec::new();
+        // Per traffic entry: its rate and the estimators of its measured links.
+        let mut policies: Vec<(usize, f64, Vec<AgentId>)> = Vec::new();
         for m in &self.mbacs {
             let est = match estimators.iter().find(|(l, _)| *l == m.link) {
                 Some(&(_, id)) => id,
@@ -502,11 +530,17 @@ impl Mechanism for EndpointSpec {
                     id
                 }
             };
-            let g = generator(w, m.traffic)?;
+            match policies.iter_mut().find(|(t, _, _)| *t == m.traffic) {
+                Some((_, _, ests)) => ests.push(est),
+                None => policies.push((m.traffic, m.rate, vec![est])),
+            }
+        }
+        for (traffic, rate, ests) in policies {
+            let g = generator(w, traffic)?;
             w.agents
                 .get_mut::<FlowGenerator>(g)
                 .ok_or("not a generator")?
-                .set_admission(Box::new(MbacAdmission::new(est, m.rate)));
+                .set_admission(Box::new(MbacAdmission::new(ests, rate)));
         }
         // One drop count per flow over every port (each port's warm-up clears the same
         // shared map, which is harmless).
@@ -538,7 +572,11 @@ impl MechanismRun for EndpointRun {
         let now = w.sched.now();
         let measured = to_secs(now.saturating_sub(sc.run.warmup)).max(1e-12);
         let mut entries: Vec<usize> = spec.probes.iter().map(|p| p.traffic).collect();
-        entries.extend(spec.mbacs.iter().map(|e| e.traffic));
+        for e in &spec.mbacs {
+            if !entries.contains(&e.traffic) {
+                entries.push(e.traffic);
+            }
+        }
         let (mut sent, mut lost_all, mut bytes) = (0u64, 0u64, 0u64);
         let drops = self.drops.borrow();
         for &ti in &entries {

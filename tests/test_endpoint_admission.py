@@ -78,6 +78,22 @@ def test_loss_floor_by_hand():
     assert ea.loss_floor(1000, 256e3, 25) < ea.loss_floor(1000, 256e3, 5)
 
 
+def test_floor_counts_the_probes_slow_start_sends():
+    # Slow start, 5 s from 256 kb/s: one second at 16, 32, 64, 128 and 256 probes/s.
+    assert ea.probes_sent("slow_start", 256e3, 5, 1000) == 16 + 32 + 64 + 128 + 256
+    assert ea.probes_sent("slow_start", 256e3, 25, 1000) == 5 * 496
+    assert ea.probes_sent("early_reject", 256e3, 5, 1000) == 1280
+    # Video probes: 200-byte packets from 800 kb/s; r/16 sends 31.25 a second, so 32.
+    assert ea.probes_sent("slow_start", 800e3, 5, 1600) == 32 + 63 + 125 + 250 + 500
+    # δ = 1 − 2^(−1/496) = 1.3965e-3: (1 − δ)^496 = 1/2 exactly.
+    d = ea.probe_floor("slow_start", 256e3, 5, 1000)
+    assert d == pytest.approx(1 - 2 ** (-1 / 496), rel=1e-12)
+    assert (1 - d) ** 496 == pytest.approx(0.5, rel=1e-12)
+    assert 1.39e-3 < d < 1.40e-3
+    # Constant-rate probes give loss_floor back.
+    assert ea.probe_floor("simple", 256e3, 5, 1000) == pytest.approx(ea.loss_floor(1000, 256e3, 5))
+
+
 def test_chain_without_congestion_is_the_offered_load():
     # Short probes, 8.6 flows of 128 kb/s on average: no loss, utilization λ·h·r/C.
     m = fluid.Model(probe_mean_s=1.0)

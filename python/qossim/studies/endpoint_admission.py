@@ -33,11 +33,13 @@ Experiments (``--only E1 E8 …``):
             chain; useful utilization and data loss against the mean probe time.
 
 Each table cell is the mean over seeds with its 95 % Student-t interval. The in-band
-dropping tables also give the rule-of-thumb floor δ = 1 − 2^(−P/(r·T)).
+dropping tables also give the rule-of-thumb floor δ = 1 − 2^(−P/(r·T)), with r·T/P the
+number of probes the algorithm really sends (496 for 5-s slow start from 256 kb/s).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -352,8 +354,36 @@ def write_scenario_files(
 
 
 def loss_floor(packet_bits: float, rate_bps: float, probe_s: float) -> float:
-    """Return the rule-of-thumb floor of in-band dropping's loss, δ = 1 − 2^(−P/(r·T))."""
+    """Return the rule-of-thumb floor of in-band dropping's loss, δ = 1 − 2^(−P/(r·T)).
+
+    r·T/P is the number of probes a constant-rate probe sends; δ is the loss rate at
+    which such a probe sees no loss half the time. For slow start use
+    :func:`probe_floor`, which counts the probes the levels actually send.
+    """
     return 1.0 - 2.0 ** (-packet_bits / (rate_bps * probe_s))
+
+
+def probes_sent(algorithm: str, rate_bps: float, probe_s: float, packet_bits: float) -> int:
+    """Return the probes one whole probe sends (each level: one per P/r_k, rounded up).
+
+    Simple and early reject send r·T/P; slow start spends T/5 at each of r/16, r/8,
+    r/4, r/2 and r, so 256 kb/s, 5 s and 1000-bit probes give 16 + 32 + 64 + 128 + 256
+    = 496, not 1280.
+    """
+    divisors = (16, 8, 4, 2, 1) if algorithm == "slow_start" else (1,)
+    level_s = probe_s / len(divisors)
+    # A tolerance for rates whose count per level is whole (the engine rounds the gap
+    # up to a picosecond, which never adds a probe there).
+    return sum(math.ceil(level_s * rate_bps / d / packet_bits - 1e-9) for d in divisors)
+
+
+def probe_floor(algorithm: str, rate_bps: float, probe_s: float, packet_bits: float) -> float:
+    """Return δ = 1 − 2^(−1/N) for the N probes the algorithm sends (:func:`probes_sent`).
+
+    It is :func:`loss_floor` with r·T/P replaced by the probe count: the loss rate at
+    which all N probes get through with probability one half, (1 − δ)^N = 1/2.
+    """
+    return 1.0 - 2.0 ** (-1.0 / probes_sent(algorithm, rate_bps, probe_s, packet_bits))
 
 
 # ============================================================================
@@ -461,6 +491,10 @@ E10_ROWS = {
 }
 #: E10: Measured Sum's utilization target (E9's fixed point).
 E10_UPSILON = 0.9
+#: E10: mean gap between call arrivals of each class, s. The long class has half of
+#: E1's load; each cross class has E1's whole load (its link is E1's link with the
+#: long flows added), so each backbone link is offered 1.5 times E1's load.
+E10_TAU = {"long": 7.0, "cross1": 3.5, "cross2": 3.5, "cross3": 3.5}
 
 
 def _backbone() -> list[tuple[str, str]]:
@@ -517,9 +551,7 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
             **_onoff("EXP1"),
             "class": 1 if out_of_band else 0,
             "per_flow": False,
-            # Half of E1's load for the long class and half for each cross class: every
-            # backbone link carries E1's total.
-            "calls": {"rate": f"{1 / 7.0:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"},
+            "calls": {"rate": f"{1 / E10_TAU[name]:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"},
         }
         traffic.append(t)
     paths = {
@@ -784,6 +816,7 @@ def curve_table_and_figure(
     groups: Sequence[tuple[str, str, float]],
     case: str | None = None,
     probe_rate_bps: float = SOURCES["EXP1"][0] * 1e3,
+    packet_bits: float = PACKET * 8,
 ) -> None:
     """Tabulate and plot the loss–load curves of ``exp`` (of its ``case``, if any).
 
@@ -812,9 +845,10 @@ def curve_table_and_figure(
             t.add_ci(row, "data loss", loss)
             t.add_ci(row, "blocking", b)
             if design == "in_band_dropping":
-                t.add(row, "floor δ", loss_floor(PACKET * 8, probe_rate_bps, probe_s), runs=0)
+                floor = probe_floor(alg, probe_rate_bps, probe_s, packet_bits)
+                t.add(row, "floor δ", floor, runs=0)
                 if floor_min is None or loss.mean < floor_min[0]:
-                    floor_min = (loss.mean, probe_s)
+                    floor_min = (loss.mean, probe_s, alg, floor)
             us.append(u.mean)
             ls.append(max(loss.mean, 1e-7))
         if us:
@@ -828,11 +862,13 @@ def curve_table_and_figure(
     c.output.tables.append(t)
     add_figure(c.output, c.out_dir, f"{tag}_loss_load", f"{name}: {title}", fig)
     if floor_min is not None:
+        loss_min, probe_s, alg, floor = floor_min
+        n = probes_sent(alg, probe_rate_bps, probe_s, packet_bits)
         c.output.notes.append(
-            f"{name}: smallest measured loss of in-band dropping {floor_min[0]:.2e} against the "
-            f"rule-of-thumb floor δ = "
-            f"{loss_floor(PACKET * 8, probe_rate_bps, floor_min[1]):.2e} ({floor_min[1]:g} s "
-            f"probes at {probe_rate_bps / 1e3:g} kb/s, 1000-bit packets)."
+            f"{name}: smallest measured loss of in-band dropping {loss_min:.2e} against the "
+            f"rule-of-thumb floor δ = 1 − 2^(−1/N) = {floor:.2e} for the N = {n} probes of "
+            f"{_label('in_band_dropping', alg, probe_s).split(', ', 1)[1]} "
+            f"({probe_s:g} s from {probe_rate_bps / 1e3:g} kb/s, {packet_bits:g}-bit packets)."
         )
 
 
@@ -951,7 +987,10 @@ def run_e7(c: Context) -> None:
     )
     for case, (label, pops, _) in E7_CASES.items():
         rate = min(_token_rate(p.source) for p in pops)
-        curve_table_and_figure(c, "E7", label, groups, case=case, probe_rate_bps=rate)
+        bits = 8 * (VIDEO_PACKET if any(p.source == "VIDEO" for p in pops) else PACKET)
+        curve_table_and_figure(
+            c, "E7", label, groups, case=case, probe_rate_bps=rate, packet_bits=bits
+        )
         for d in DESIGNS:
             rows = _rows(shared, exp="E7", case=case, design=d, x=_fixed(d))
             bars.add_ci(f"({case}) {label}", DESIGN_LABELS[d], ci_of(_loss(r) for r in rows))

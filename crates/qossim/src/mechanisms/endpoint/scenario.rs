@@ -439,8 +439,21 @@ impl Family for EndpointFamily {
     }
 }
 
-/// One-way propagation of the path from `a` to `b`, and the longest time a packet of
-/// `size` bytes can wait on it (full buffers).
+/// The largest packet any traffic entry of `sc` sends (at least `size`): what a full
+/// packet-limited queue may be made of, so what bounds a probe's wait.
+fn largest_packet(sc: &Scenario, size: u32) -> u32 {
+    sc.traffic
+        .iter()
+        .filter_map(|t| match &t.model {
+            TrafficModel::Source(m) => packet_size(m),
+            TrafficModel::Tcp(tcp) => Some(tcp.packet_size),
+        })
+        .fold(size, u32::max)
+}
+
+/// One-way propagation of the path from `a` to `b`, and the longest time a packet can
+/// wait on it: full buffers of the largest packets any traffic entry sends, and `size`
+/// bytes of its own.
 fn path_times(
     w: &mut World,
     sc: &Scenario,
@@ -449,18 +462,20 @@ fn path_times(
     size: u32,
 ) -> Result<(Time, Time), String> {
     let path = w.net.path(a, b)?;
+    let big = largest_packet(sc, size);
     let mut prop = 0;
     let mut wait = 0;
     for l in path {
         let link = &w.net.links[l as usize];
         prop += link.delay;
-        let pkt = (size as f64 * 8.0 * 1e12 / link.rate_bps as f64).ceil() as Time;
+        let time_of =
+            |bytes: u32| (bytes as f64 * 8.0 * 1e12 / link.rate_bps as f64).ceil() as Time;
         let limit = sc
             .topology
             .link(&link.name)
             .and_then(|i| queue_packets(&sc.topology.links[i].queue))
             .unwrap_or(1000);
-        wait += pkt * (limit + 1);
+        wait += time_of(big) * limit + time_of(size);
     }
     Ok((prop, wait))
 }

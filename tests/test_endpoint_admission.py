@@ -63,6 +63,12 @@ def test_sources_conform_to_their_token_rate():
     assert q["kind"] == "priority" and q["push_out"] is True
     assert oob["traffic"][0]["class"] == 1 and oob["endpoint"]["probe"][0]["class"] == 0
     assert oob["endpoint"]["virtual_queue"][0]["fraction"] == 0.9
+    # Out-of-band the virtual queue keeps one counter per priority level; in-band one FIFO.
+    assert oob["endpoint"]["virtual_queue"][0]["per_class"] is True
+    inb = ea.scenario("in_band_marking", ea.E1_POP, ea.FULL)
+    assert "per_class" not in inb["endpoint"]["virtual_queue"][0]
+    multi = ea.multihop_scenario("out_of_band_marking", ea.FULL)
+    assert all(v["per_class"] for v in multi["endpoint"]["virtual_queue"])
 
 
 @needs_engine

@@ -256,7 +256,7 @@ def scenario(
             if p.source == "VIDEO":
                 e["rate"] = f"{VIDEO_TOKEN_BPS / 1e3:g}kbps"
         if design.endswith("marking"):
-            endpoint["virtual_queue"] = [{"link": "r-dst", "fraction": 0.9}]
+            endpoint["virtual_queue"] = [_virtual_queue("r-dst", out_of_band)]
     return {
         "run": {
             "duration": f"{plan.duration_s:g}s",
@@ -273,6 +273,18 @@ def scenario(
         "traffic": traffic,
         "endpoint": endpoint,
     }
+
+
+def _virtual_queue(link: str, out_of_band: bool) -> dict[str, Any]:
+    """Return the marking designs' virtual queue at ``link`` (90 % of the rate, real buffer).
+
+    Out-of-band, it keeps one counter per priority level (data above probes, served
+    first), as the real queue does; in-band there is one level.
+    """
+    vq: dict[str, Any] = {"link": link, "fraction": 0.9}
+    if out_of_band:
+        vq["per_class"] = True
+    return vq
 
 
 def _sweep_path(sc: Mapping[str, Any]) -> str:
@@ -582,8 +594,7 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
         }
     if design.endswith("marking"):
         endpoint["virtual_queue"] = [
-            {"link": f"{a}-{b}", "fraction": 0.9}
-            for a, b in zip(ROUTERS, ROUTERS[1:], strict=False)
+            _virtual_queue(f"{a}-{b}", out_of_band) for a, b in _backbone()
         ]
     return {
         "run": {

@@ -80,6 +80,8 @@ pub struct VqEntry {
     pub fraction: f64,
     /// Its limit, packets waiting.
     pub limit: usize,
+    /// One counter per priority level (strict priority) instead of one FIFO counter.
+    pub per_class: bool,
 }
 
 /// What a scenario asks of endpoint admission.
@@ -104,7 +106,7 @@ const PROBE_KEYS: &[&str] = &[
     "grace",
 ];
 const MBAC_KEYS: &[&str] = &["traffic", "link", "target", "sample", "window", "rate"];
-const VQ_KEYS: &[&str] = &["link", "fraction", "limit"];
+const VQ_KEYS: &[&str] = &["link", "fraction", "limit", "per_class"];
 
 /// The peak (token) rate of a source model, bits/s, if it has one.
 fn peak_rate(m: &SourceModel) -> Option<f64> {
@@ -333,11 +335,17 @@ fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
             None => None,
         }
     };
+    let per_class = if t.has("per_class") {
+        t.bool(cx, "per_class")
+    } else {
+        Some(false)
+    };
     t.finish(cx, VQ_KEYS);
     Some(VqEntry {
         link: link?,
         fraction: fraction?,
         limit: limit?,
+        per_class: per_class?,
     })
 }
 
@@ -495,8 +503,12 @@ impl Mechanism for EndpointSpec {
                 .net
                 .link_id(&sc.topology.links[v.link].name)
                 .ok_or("no such link")?;
-            w.net
-                .add_hook(link, Box::new(VirtualQueue::new(v.fraction, v.limit)));
+            let vq = if v.per_class {
+                VirtualQueue::per_class(v.fraction, v.limit)
+            } else {
+                VirtualQueue::new(v.fraction, v.limit)
+            };
+            w.net.add_hook(link, Box::new(vq));
         }
         let generator = |w: &World, ti: usize| -> Result<AgentId, String> {
             w.agents

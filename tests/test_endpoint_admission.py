@@ -63,6 +63,12 @@ def test_sources_conform_to_their_token_rate():
     assert q["kind"] == "priority" and q["push_out"] is True
     assert oob["traffic"][0]["class"] == 1 and oob["endpoint"]["probe"][0]["class"] == 0
     assert oob["endpoint"]["virtual_queue"][0]["fraction"] == 0.9
+    # Out-of-band the virtual queue keeps one counter per priority level; in-band one FIFO.
+    assert oob["endpoint"]["virtual_queue"][0]["per_class"] is True
+    inb = ea.scenario("in_band_marking", ea.E1_POP, ea.FULL)
+    assert "per_class" not in inb["endpoint"]["virtual_queue"][0]
+    multi = ea.multihop_scenario("out_of_band_marking", ea.FULL)
+    assert all(v["per_class"] for v in multi["endpoint"]["virtual_queue"])
 
 
 @needs_engine
@@ -76,6 +82,22 @@ def test_loss_floor_by_hand():
     # P = 1000 bits, r = 256 kb/s, T = 5 s: 1 - 2^(-1/1280) = 5.41e-4.
     assert ea.loss_floor(1000, 256e3, 5) == pytest.approx(1 - 2 ** (-1 / 1280))
     assert ea.loss_floor(1000, 256e3, 25) < ea.loss_floor(1000, 256e3, 5)
+
+
+def test_floor_counts_the_probes_slow_start_sends():
+    # Slow start, 5 s from 256 kb/s: one second at 16, 32, 64, 128 and 256 probes/s.
+    assert ea.probes_sent("slow_start", 256e3, 5, 1000) == 16 + 32 + 64 + 128 + 256
+    assert ea.probes_sent("slow_start", 256e3, 25, 1000) == 5 * 496
+    assert ea.probes_sent("early_reject", 256e3, 5, 1000) == 1280
+    # Video probes: 200-byte packets from 800 kb/s; r/16 sends 31.25 a second, so 32.
+    assert ea.probes_sent("slow_start", 800e3, 5, 1600) == 32 + 63 + 125 + 250 + 500
+    # δ = 1 − 2^(−1/496) = 1.3965e-3: (1 − δ)^496 = 1/2 exactly.
+    d = ea.probe_floor("slow_start", 256e3, 5, 1000)
+    assert d == pytest.approx(1 - 2 ** (-1 / 496), rel=1e-12)
+    assert (1 - d) ** 496 == pytest.approx(0.5, rel=1e-12)
+    assert 1.39e-3 < d < 1.40e-3
+    # Constant-rate probes give loss_floor back.
+    assert ea.probe_floor("simple", 256e3, 5, 1000) == pytest.approx(ea.loss_floor(1000, 256e3, 5))
 
 
 def test_chain_without_congestion_is_the_offered_load():
@@ -147,6 +169,41 @@ def test_tiny_reproduce_writes_tables_and_figures(tmp_path):
             assert 0 < r["value"] < 10, r
     for name in ("e1_loss_load", "e11_tcp", "e12_thrashing"):
         assert (out / "figures" / f"{name}.png").stat().st_size > 5000
+
+
+def test_e10_has_measured_sum_over_every_link_of_each_path():
+    pts = ea.points("E10", ea.QUICK)
+    assert [p["design"] for p, _ in pts] == [*ea.DESIGNS, "mbac"]
+    _, sc = pts[-1]
+    links: dict[str, list[str]] = {}
+    for e in sc["endpoint"]["mbac"]:
+        links.setdefault(e["traffic"], []).append(e["link"])
+    assert links == {
+        "long": ["R1-R2", "R2-R3", "R3-R4"],
+        "cross1": ["R1-R2"],
+        "cross2": ["R2-R3"],
+        "cross3": ["R3-R4"],
+    }
+    assert "probe" not in sc["endpoint"]
+
+
+@needs_engine
+def test_e10_rows_and_columns(tmp_path):
+    """E10 has a row per design and one for Measured Sum (MBAC), each with the long
+    flows' blocking and the product approximation over the three cross classes."""
+    proc = _reproduce(tmp_path, "--only", "E10", "--format", "json", "--out", str(tmp_path / "o"))
+    cells = {(r["row"], r["column"]): r for r in json_records(proc) if r["table"] == "e10_multihop"}
+    rows = {row for row, _ in cells}
+    assert rows == set(ea.E10_ROWS.values())
+    assert "MBAC" in rows
+    for row in rows:
+        for col in ("short_loss", "long_loss", "long_block", "product"):
+            assert (row, col) in cells, (row, col)
+        # Per run the product is at least each cross class's blocking, so its mean is too.
+        product = cells[(row, "product")]["value"]
+        for i in (1, 2, 3):
+            assert product >= cells[(row, f"cross{i}_block")]["value"] - 1e-12
+        assert cells[(row, "long_block")]["runs"] == len(ea.TINY.seeds)
 
 
 @needs_engine

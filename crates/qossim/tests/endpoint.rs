@@ -174,6 +174,33 @@ fn admission_control_holds_loss_down_under_overload() {
     }
 }
 
+#[test]
+fn measured_sum_over_a_path_admits_only_what_every_link_has_room_for() {
+    // Two measured links: r-dst (10 Mb/s, υ = 0.9) and the 1 Gb/s access link src-r with
+    // υ = 0.001, i.e. 1 Mb/s of room. A request is admitted only where both fit, so the
+    // admitted load is held to about 1 Mb/s (estimates are measured rates, so a little
+    // above is possible while flows are silent), far below what r-dst alone admits.
+    let entry = |link: &str, target: f64| {
+        format!("[[endpoint.mbac]]\ntraffic = \"ac\"\nlink = \"{link}\"\ntarget = {target}\n")
+    };
+    let both = format!(
+        "[endpoint]\n{}{}",
+        entry("r-dst", 0.9),
+        entry("src-r", 0.001)
+    );
+    let out = run(&scenario(3.5, "in_band", &both, 1500.0, 300.0), 1);
+    let s = &out.summary;
+    let bps = num(s, "endpoint.ac.data_bps");
+    assert!(bps > 0.3e6 && bps < 1.5e6, "{bps}");
+    // About 86 flows offered in E1's load, fewer than 12 fit: most are blocked.
+    assert!(num(s, "endpoint.ac.blocking") > 0.8);
+    // Measuring the same link twice for one entry is refused.
+    let twice = format!("[endpoint]\n{}{}", entry("r-dst", 0.9), entry("r-dst", 0.9));
+    let d = diagnostics(&scenario(3.5, "in_band", &twice, 10.0, 1.0));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].contains("already measured at this link"), "{d:?}");
+}
+
 fn diagnostics(text: &str) -> Vec<String> {
     match qossim::parse(text, "s.toml", Path::new("."), &[]) {
         Ok(_) => panic!("accepted"),

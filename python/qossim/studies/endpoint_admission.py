@@ -33,11 +33,13 @@ Experiments (``--only E1 E8 …``):
             chain; useful utilization and data loss against the mean probe time.
 
 Each table cell is the mean over seeds with its 95 % Student-t interval. The in-band
-dropping tables also give the rule-of-thumb floor δ = 1 − 2^(−P/(r·T)).
+dropping tables also give the rule-of-thumb floor δ = 1 − 2^(−P/(r·T)), with r·T/P the
+number of probes the algorithm really sends (496 for 5-s slow start from 256 kb/s).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -254,7 +256,7 @@ def scenario(
             if p.source == "VIDEO":
                 e["rate"] = f"{VIDEO_TOKEN_BPS / 1e3:g}kbps"
         if design.endswith("marking"):
-            endpoint["virtual_queue"] = [{"link": "r-dst", "fraction": 0.9}]
+            endpoint["virtual_queue"] = [_virtual_queue("r-dst", out_of_band)]
     return {
         "run": {
             "duration": f"{plan.duration_s:g}s",
@@ -271,6 +273,18 @@ def scenario(
         "traffic": traffic,
         "endpoint": endpoint,
     }
+
+
+def _virtual_queue(link: str, out_of_band: bool) -> dict[str, Any]:
+    """Return the marking designs' virtual queue at ``link`` (90 % of the rate, real buffer).
+
+    Out-of-band, it keeps one counter per priority level (data above probes, served
+    first), as the real queue does; in-band there is one level.
+    """
+    vq: dict[str, Any] = {"link": link, "fraction": 0.9}
+    if out_of_band:
+        vq["per_class"] = True
+    return vq
 
 
 def _sweep_path(sc: Mapping[str, Any]) -> str:
@@ -352,8 +366,36 @@ def write_scenario_files(
 
 
 def loss_floor(packet_bits: float, rate_bps: float, probe_s: float) -> float:
-    """Return the rule-of-thumb floor of in-band dropping's loss, δ = 1 − 2^(−P/(r·T))."""
+    """Return the rule-of-thumb floor of in-band dropping's loss, δ = 1 − 2^(−P/(r·T)).
+
+    r·T/P is the number of probes a constant-rate probe sends; δ is the loss rate at
+    which such a probe sees no loss half the time. For slow start use
+    :func:`probe_floor`, which counts the probes the levels actually send.
+    """
     return 1.0 - 2.0 ** (-packet_bits / (rate_bps * probe_s))
+
+
+def probes_sent(algorithm: str, rate_bps: float, probe_s: float, packet_bits: float) -> int:
+    """Return the probes one whole probe sends (each level: one per P/r_k, rounded up).
+
+    Simple and early reject send r·T/P; slow start spends T/5 at each of r/16, r/8,
+    r/4, r/2 and r, so 256 kb/s, 5 s and 1000-bit probes give 16 + 32 + 64 + 128 + 256
+    = 496, not 1280.
+    """
+    divisors = (16, 8, 4, 2, 1) if algorithm == "slow_start" else (1,)
+    level_s = probe_s / len(divisors)
+    # A tolerance for rates whose count per level is whole (the engine rounds the gap
+    # up to a picosecond, which never adds a probe there).
+    return sum(math.ceil(level_s * rate_bps / d / packet_bits - 1e-9) for d in divisors)
+
+
+def probe_floor(algorithm: str, rate_bps: float, probe_s: float, packet_bits: float) -> float:
+    """Return δ = 1 − 2^(−1/N) for the N probes the algorithm sends (:func:`probes_sent`).
+
+    It is :func:`loss_floor` with r·T/P replaced by the probe count: the loss rate at
+    which all N probes get through with probability one half, (1 − δ)^N = 1/2.
+    """
+    return 1.0 - 2.0 ** (-1.0 / probes_sent(algorithm, rate_bps, probe_s, packet_bits))
 
 
 # ============================================================================
@@ -451,8 +493,32 @@ def _e9_points(plan: Plan) -> list[Point]:
 ROUTERS = ("R1", "R2", "R3", "R4")
 
 
+#: E10: the row names of each design (as the study's multi-hop tables name them).
+E10_ROWS = {
+    "in_band_dropping": "in-band dropping",
+    "in_band_marking": "in-band marking",
+    "out_of_band_dropping": "out-of-band dropping",
+    "out_of_band_marking": "out-of-band marking",
+    "mbac": "MBAC",
+}
+#: E10: Measured Sum's utilization target (E9's fixed point).
+E10_UPSILON = 0.9
+#: E10: mean gap between call arrivals of each class, s. The long class has half of
+#: E1's load; each cross class has E1's whole load (its link is E1's link with the
+#: long flows added), so each backbone link is offered 1.5 times E1's load.
+E10_TAU = {"long": 7.0, "cross1": 3.5, "cross2": 3.5, "cross3": 3.5}
+
+
+def _backbone() -> list[tuple[str, str]]:
+    return list(zip(ROUTERS, ROUTERS[1:], strict=False))
+
+
 def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
-    """E10: a long class over the three backbone links and one cross class per link."""
+    """E10: a long class over the three backbone links and one cross class per link.
+
+    ``design`` is one of :data:`DESIGNS` or ``mbac``: Measured Sum at every backbone
+    link, a flow admitted iff every link of its path has room for it.
+    """
     out_of_band = design.startswith("out_of_band")
     queue: dict[str, Any] = (
         {"kind": "priority", "classes": 2, "limit": f"{BUFFER}p", "push_out": True}
@@ -461,7 +527,7 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
     )
     hosts = ["Ls", "Ld", "C1s", "C1d", "C2s", "C2d", "C3s", "C3d"]
     links: list[dict[str, Any]] = []
-    for a, b in zip(ROUTERS, ROUTERS[1:], strict=False):
+    for a, b in _backbone():
         links.append(
             {
                 "from": a,
@@ -497,27 +563,38 @@ def multihop_scenario(design: str, plan: Plan) -> dict[str, Any]:
             **_onoff("EXP1"),
             "class": 1 if out_of_band else 0,
             "per_flow": False,
-            # Half of E1's load for the long class and half for each cross class: every
-            # backbone link carries E1's total.
-            "calls": {"rate": f"{1 / 7.0:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"},
+            "calls": {"rate": f"{1 / E10_TAU[name]:.9g}/s", "holding": f"exp:{HOLDING_S:g}s"},
         }
         traffic.append(t)
-    endpoint: dict[str, Any] = {
-        "probe": [
-            {
-                "traffic": n,
-                "algorithm": "slow_start",
-                "epsilon": 0.0,
-                "probe_time": "5s",
-                "class": 0,
-            }
-            for n in classes
-        ]
+    paths = {
+        "long": [f"{a}-{b}" for a, b in _backbone()],
+        **{f"cross{i + 1}": [f"{a}-{b}"] for i, (a, b) in enumerate(_backbone())},
     }
+    endpoint: dict[str, Any]
+    if design == "mbac":
+        endpoint = {
+            "mbac": [
+                {"traffic": n, "link": link, "target": E10_UPSILON}
+                for n in classes
+                for link in paths[n]
+            ]
+        }
+    else:
+        endpoint = {
+            "probe": [
+                {
+                    "traffic": n,
+                    "algorithm": "slow_start",
+                    "epsilon": 0.0,
+                    "probe_time": "5s",
+                    "class": 0,
+                }
+                for n in classes
+            ]
+        }
     if design.endswith("marking"):
         endpoint["virtual_queue"] = [
-            {"link": f"{a}-{b}", "fraction": 0.9}
-            for a, b in zip(ROUTERS, ROUTERS[1:], strict=False)
+            _virtual_queue(f"{a}-{b}", out_of_band) for a, b in _backbone()
         ]
     return {
         "run": {
@@ -591,13 +668,16 @@ def _e11_points(plan: Plan) -> list[Point]:
 
 
 def _e10_points(plan: Plan) -> list[Point]:
-    return [
+    out: list[Point] = [
         (
             {"exp": "E10", "design": d, "algorithm": "slow_start", "probe_s": 5.0, "x": 0.0},
             multihop_scenario(d, plan),
         )
         for d in DESIGNS
     ]
+    params = {"exp": "E10", "design": "mbac", "algorithm": "mbac", "probe_s": 0.0}
+    out.append(({**params, "x": E10_UPSILON}, multihop_scenario("mbac", plan)))
+    return out
 
 
 def _e8_points(plan: Plan) -> list[Point]:
@@ -747,6 +827,7 @@ def curve_table_and_figure(
     groups: Sequence[tuple[str, str, float]],
     case: str | None = None,
     probe_rate_bps: float = SOURCES["EXP1"][0] * 1e3,
+    packet_bits: float = PACKET * 8,
 ) -> None:
     """Tabulate and plot the loss–load curves of ``exp`` (of its ``case``, if any).
 
@@ -775,9 +856,10 @@ def curve_table_and_figure(
             t.add_ci(row, "data loss", loss)
             t.add_ci(row, "blocking", b)
             if design == "in_band_dropping":
-                t.add(row, "floor δ", loss_floor(PACKET * 8, probe_rate_bps, probe_s), runs=0)
+                floor = probe_floor(alg, probe_rate_bps, probe_s, packet_bits)
+                t.add(row, "floor δ", floor, runs=0)
                 if floor_min is None or loss.mean < floor_min[0]:
-                    floor_min = (loss.mean, probe_s)
+                    floor_min = (loss.mean, probe_s, alg, floor)
             us.append(u.mean)
             ls.append(max(loss.mean, 1e-7))
         if us:
@@ -791,11 +873,13 @@ def curve_table_and_figure(
     c.output.tables.append(t)
     add_figure(c.output, c.out_dir, f"{tag}_loss_load", f"{name}: {title}", fig)
     if floor_min is not None:
+        loss_min, probe_s, alg, floor = floor_min
+        n = probes_sent(alg, probe_rate_bps, probe_s, packet_bits)
         c.output.notes.append(
-            f"{name}: smallest measured loss of in-band dropping {floor_min[0]:.2e} against the "
-            f"rule-of-thumb floor δ = "
-            f"{loss_floor(PACKET * 8, probe_rate_bps, floor_min[1]):.2e} ({floor_min[1]:g} s "
-            f"probes at {probe_rate_bps / 1e3:g} kb/s, 1000-bit packets)."
+            f"{name}: smallest measured loss of in-band dropping {loss_min:.2e} against the "
+            f"rule-of-thumb floor δ = 1 − 2^(−1/N) = {floor:.2e} for the N = {n} probes of "
+            f"{_label('in_band_dropping', alg, probe_s).split(', ', 1)[1]} "
+            f"({probe_s:g} s from {probe_rate_bps / 1e3:g} kb/s, {packet_bits:g}-bit packets)."
         )
 
 
@@ -914,7 +998,10 @@ def run_e7(c: Context) -> None:
     )
     for case, (label, pops, _) in E7_CASES.items():
         rate = min(_token_rate(p.source) for p in pops)
-        curve_table_and_figure(c, "E7", label, groups, case=case, probe_rate_bps=rate)
+        bits = 8 * (VIDEO_PACKET if any(p.source == "VIDEO" for p in pops) else PACKET)
+        curve_table_and_figure(
+            c, "E7", label, groups, case=case, probe_rate_bps=rate, packet_bits=bits
+        )
         for d in DESIGNS:
             rows = _rows(shared, exp="E7", case=case, design=d, x=_fixed(d))
             bars.add_ci(f"({case}) {label}", DESIGN_LABELS[d], ci_of(_loss(r) for r in rows))
@@ -961,42 +1048,48 @@ def run_e9(c: Context) -> None:
 
 
 def run_e10(c: Context) -> None:
-    """E10: multi-hop, loss and blocking of long and short flows, product approximation."""
+    """E10: multi-hop, loss and blocking of long and short flows, product approximation.
+
+    One row per design and one for Measured Sum (``MBAC``); columns ``short_loss``,
+    ``long_loss``, ``long_block``, ``cross<i>_block`` and ``product``, the product
+    approximation 1 − Π(1 − blocking of each cross class).
+    """
     shared: Shared = c.shared
     t = Table(
         "e10_multihop",
-        "four routers, three congested links each with E1's load, ε = 0",
+        "four routers, three congested links, ε = 0 (Measured Sum: υ = "
+        f"{E10_UPSILON:g}): loss and blocking of long and short flows",
         row_label="design",
     )
-    for d in DESIGNS:
+    cross = ["cross1", "cross2", "cross3"]
+
+    def loss_of(r: Mapping[str, Any], names: Sequence[str]) -> float | None:
+        sent = sum(float(r.get(f"endpoint.{n}.data_sent") or 0) for n in names)
+        lost = sum(float(r.get(f"endpoint.{n}.data_lost") or 0) for n in names)
+        return lost / sent if sent else None
+
+    for d, label in E10_ROWS.items():
         rows = _rows(shared, exp="E10", design=d)
         if not rows:
             continue
-        label = DESIGN_LABELS[d]
-
-        def loss_of(r: Mapping[str, Any], names: Sequence[str]) -> float | None:
-            sent = sum(float(r.get(f"endpoint.{n}.data_sent") or 0) for n in names)
-            lost = sum(float(r.get(f"endpoint.{n}.data_lost") or 0) for n in names)
-            return lost / sent if sent else None
-
-        cross = ["cross1", "cross2", "cross3"]
-        t.add_ci(label, "loss long", ci_of(loss_of(r, ["long"]) for r in rows))
-        t.add_ci(label, "loss short", ci_of(loss_of(r, cross) for r in rows))
-        t.add_ci(label, "blocking long", ci_of(blocking(r, ["long"]) for r in rows))
+        t.add_ci(label, "short_loss", ci_of(loss_of(r, cross) for r in rows))
+        t.add_ci(label, "long_loss", ci_of(loss_of(r, ["long"]) for r in rows))
+        t.add_ci(label, "long_block", ci_of(blocking(r, ["long"]) for r in rows))
         for n in cross:
-            t.add_ci(label, f"blocking {n}", ci_of(blocking(r, [n]) for r in rows))
-
-        def product(r: Mapping[str, Any], cross: Sequence[str] = cross) -> float | None:
-            bs = [blocking(r, [n]) for n in cross]
-            if any(b is None for b in bs):
-                return None
-            out = 1.0
-            for b in bs:
-                out *= 1.0 - float(b or 0.0)
-            return 1.0 - out
-
-        t.add_ci(label, "product approximation", ci_of(product(r) for r in rows))
+            t.add_ci(label, f"{n}_block", ci_of(blocking(r, [n]) for r in rows))
+        t.add_ci(label, "product", ci_of(product_approximation(r, cross) for r in rows))
     c.output.tables.append(t)
+
+
+def product_approximation(row: Mapping[str, Any], names: Sequence[str]) -> float | None:
+    """1 − Π(1 − b_i) over the blocking b_i of the named classes (None if one is missing)."""
+    out = 1.0
+    for n in names:
+        b = blocking(row, [n])
+        if b is None:
+            return None
+        out *= 1.0 - b
+    return 1.0 - out
 
 
 def run_e11(c: Context) -> None:

@@ -1,7 +1,9 @@
 //! The router-based benchmark: Measured Sum admission control. Every S the AC arrival
 //! rate over the last S is measured; the load estimate is the largest sample of a window
 //! of T = 3 S (restarted on each admission); a flow of rate r is admitted iff
-//! r + estimate ≤ υ·C, and r is then added to the estimate.
+//! r + estimate ≤ υ·C, and r is then added to the estimate. A flow whose path crosses
+//! several measured links is admitted iff every one of them admits it, and only then is
+//! r added to each of their estimates.
 
 use crate::packet::{AgentId, LinkId};
 use crate::time::{to_secs, Time};
@@ -60,13 +62,24 @@ impl MeasuredSum {
         }
     }
 
-    /// Decides a request of `rate` bits/s: admit iff rate + estimate ≤ υ·C; an admission
-    /// adds the rate to the estimate and restarts the window.
+    /// Whether a request of `rate` bits/s fits: rate + estimate ≤ υ·C.
+    pub fn fits(&self, rate: f64) -> bool {
+        rate + self.estimate <= self.target * self.capacity
+    }
+
+    /// Books an admitted request of `rate` bits/s: adds it to the estimate and restarts
+    /// the window.
+    pub fn commit(&mut self, rate: f64) {
+        self.estimate += rate;
+        self.samples.clear();
+        self.admitted += 1;
+    }
+
+    /// Decides a request of `rate` bits/s at this link alone: admit iff it
+    /// [fits](Self::fits), and then [commit](Self::commit) it.
     pub fn request(&mut self, rate: f64) -> bool {
-        if rate + self.estimate <= self.target * self.capacity {
-            self.estimate += rate;
-            self.samples.clear();
-            self.admitted += 1;
+        if self.fits(rate) {
+            self.commit(rate);
             true
         } else {
             self.rejected += 1;
@@ -96,31 +109,45 @@ impl Agent for MeasuredSum {
     }
 }
 
-/// The admission policy of a flow generator whose requests the Measured Sum estimator
-/// `estimator` decides at once (the request and answer take no time).
+/// The admission policy of a flow generator whose requests the Measured Sum estimators
+/// of the links on its path decide at once (the request and answer take no time): a
+/// request is admitted iff every estimator has room for it, and is then booked at all.
 pub struct MbacAdmission {
-    estimator: AgentId,
+    estimators: Vec<AgentId>,
     rate: f64,
 }
 
 impl MbacAdmission {
-    /// Requests of `rate` bits/s decided by the estimator agent `estimator`.
-    pub fn new(estimator: AgentId, rate: f64) -> Self {
-        MbacAdmission { estimator, rate }
+    /// Requests of `rate` bits/s decided by the estimator agents `estimators` (one per
+    /// measured link of the path).
+    pub fn new(estimators: Vec<AgentId>, rate: f64) -> Self {
+        MbacAdmission { estimators, rate }
     }
 }
 
 impl CallAdmission for MbacAdmission {
     fn admit(&mut self, _call: u64, _active: usize, ctx: &mut Ctx) -> Admission {
-        let admitted = ctx
-            .agents()
-            .get_mut::<MeasuredSum>(self.estimator)
-            .is_some_and(|m| m.request(self.rate));
-        if admitted {
-            Admission::Admit
-        } else {
-            Admission::Reject
+        let agents = ctx.agents();
+        let mut all = !self.estimators.is_empty();
+        for &e in &self.estimators {
+            match agents.get_mut::<MeasuredSum>(e) {
+                Some(m) if m.fits(self.rate) => {}
+                Some(m) => {
+                    m.rejected += 1;
+                    all = false;
+                }
+                None => all = false,
+            }
         }
+        if !all {
+            return Admission::Reject;
+        }
+        for &e in &self.estimators {
+            if let Some(m) = agents.get_mut::<MeasuredSum>(e) {
+                m.commit(self.rate);
+            }
+        }
+        Admission::Admit
     }
 }
 

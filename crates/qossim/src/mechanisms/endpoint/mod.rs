@@ -26,7 +26,7 @@ mod vq;
 pub use mbac::{MbacAdmission, MeasuredSum};
 pub use probe::{
     loss_floor, Algorithm, Interval, ProbeAdmission, ProbeCounts, ProbeReceiver, ProbeSetup,
-    ProbeSpec, ProbeVerdict, Prober,
+    ProbeSpec, ProbeVerdict, Prober, Step,
 };
 pub use scenario::{EndpointFamily, EndpointSpec, MbacEntry, ProbeEntry, VqEntry, ENDPOINT};
 pub use vq::VirtualQueue;

@@ -118,6 +118,35 @@ impl ProbeSpec {
     pub fn simple_rejects(&self, total: u64, bad: u64) -> bool {
         bad as f64 > self.epsilon * total as f64
     }
+
+    /// The receiver's rule at the end of an interval of `n` probes, `bad` of them lost or
+    /// marked (`bad_so_far` over the whole probe until now, of `total`): early reject and
+    /// slow start reject if the interval's fraction exceeds ε, simple if the losses so far
+    /// exceed ε × `total`; a probe not rejected by its `last` interval is admitted.
+    pub fn interval_end(&self, last: bool, n: u64, bad: u64, total: u64, bad_so_far: u64) -> Step {
+        let reject = match self.algorithm {
+            Algorithm::Simple => self.simple_rejects(total, bad_so_far),
+            _ => self.interval_rejects(n, bad),
+        };
+        if reject {
+            Step::Reject
+        } else if last {
+            Step::Admit
+        } else {
+            Step::Continue
+        }
+    }
+}
+
+/// What the receiver does at the end of a probing interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Keep probing.
+    Continue,
+    /// Admit the flow.
+    Admit,
+    /// Reject the flow.
+    Reject,
 }
 
 /// The prober's setup message to the receiver: which call, when its intervals end and
@@ -286,18 +315,17 @@ impl Agent for ProbeReceiver {
         };
         st.evaluated = k + 1;
         let last = k + 1 == st.ends.len();
-        let reject = match spec.algorithm {
-            Algorithm::Simple => spec.simple_rejects(st.total, Self::bad_so_far(st, k + 1)),
-            _ => {
-                let n = st.counts[k];
-                let bad = n - st.received[k].min(n) + st.marked[k];
-                spec.interval_rejects(n, bad)
-            }
+        let n = st.counts[k];
+        let bad = n - st.received[k].min(n) + st.marked[k];
+        let so_far = if spec.algorithm == Algorithm::Simple {
+            Self::bad_so_far(st, k + 1)
+        } else {
+            0
         };
-        if reject {
-            self.decide(call, false, ctx);
-        } else if last {
-            self.decide(call, true, ctx);
+        match spec.interval_end(last, n, bad, st.total, so_far) {
+            Step::Reject => self.decide(call, false, ctx),
+            Step::Admit => self.decide(call, true, ctx),
+            Step::Continue => {}
         }
     }
 
@@ -538,6 +566,79 @@ mod tests {
         assert_eq!(total, 1280);
         assert!(!s.simple_rejects(total, 12));
         assert!(s.simple_rejects(total, 13));
+    }
+
+    /// Runs the receiver's rule over a scripted sequence: `bad[k]` probes of interval k
+    /// lost or marked. Returns the verdict and the interval it came at.
+    fn script(spec: &ProbeSpec, bad: &[u64]) -> (bool, usize) {
+        let counts: Vec<u64> = spec.schedule().iter().map(|i| i.count(spec.size)).collect();
+        assert_eq!(counts.len(), bad.len(), "one entry per interval");
+        let total = counts.iter().sum();
+        let mut so_far = 0;
+        for (k, (&n, &b)) in counts.iter().zip(bad).enumerate() {
+            so_far += b;
+            match spec.interval_end(k + 1 == counts.len(), n, b, total, so_far) {
+                Step::Continue => {}
+                Step::Admit => return (true, k),
+                Step::Reject => return (false, k),
+            }
+        }
+        unreachable!("the last interval decides")
+    }
+
+    #[test]
+    fn slow_start_stages_on_scripted_losses() {
+        // Stages of 16, 32, 64, 128, 256 probes; a stage rejects when bad > ε·n.
+        let z = spec(Algorithm::SlowStart, 0.0, 5.0);
+        assert_eq!(script(&z, &[0, 0, 0, 0, 0]), (true, 4));
+        assert_eq!(script(&z, &[0, 0, 0, 0, 1]), (false, 4));
+        assert_eq!(script(&z, &[0, 0, 1, 0, 0]), (false, 2));
+        // ε = 0.05: the first stage allows 0.8 losses, so one rejects; the later stages
+        // allow 1 (of 32), 3 (of 64), 6 (of 128) and 12 (of 256).
+        let e = spec(Algorithm::SlowStart, 0.05, 5.0);
+        assert_eq!(script(&e, &[1, 0, 0, 0, 0]), (false, 0));
+        assert_eq!(script(&e, &[0, 1, 3, 6, 12]), (true, 4));
+        assert_eq!(script(&e, &[0, 2, 0, 0, 0]), (false, 1));
+        assert_eq!(script(&e, &[0, 1, 4, 0, 0]), (false, 2));
+        assert_eq!(script(&e, &[0, 1, 3, 7, 0]), (false, 3));
+        assert_eq!(script(&e, &[0, 1, 3, 6, 13]), (false, 4));
+        // The first rejecting stage decides; what would come later does not matter.
+        assert_eq!(script(&e, &[0, 2, 64, 128, 256]), (false, 1));
+        // One loss in the 16 probes of the first stage rejects for every ε < 1/16 and
+        // passes from ε = 1/16 on (1 > 16ε is false at equality).
+        for eps in [0.01, 0.02, 0.04, 0.05, 0.06, 0.0624] {
+            assert_eq!(
+                script(&spec(Algorithm::SlowStart, eps, 5.0), &[1, 0, 0, 0, 0]),
+                (false, 0),
+                "{eps}"
+            );
+        }
+        let sixteenth = spec(Algorithm::SlowStart, 1.0 / 16.0, 5.0);
+        assert_eq!(script(&sixteenth, &[1, 2, 4, 8, 16]), (true, 4));
+        assert_eq!(script(&sixteenth, &[2, 0, 0, 0, 0]), (false, 0));
+        assert_eq!(script(&sixteenth, &[1, 2, 4, 8, 17]), (false, 4));
+        // Long probing: five 1-s decisions per level, each at its own count.
+        let long = spec(Algorithm::SlowStart, 0.05, 25.0);
+        let mut bad = [0u64; 25];
+        bad[4] = 1; // fifth second at r/16: 1 of 16 rejects
+        assert_eq!(script(&long, &bad), (false, 4));
+        bad[4] = 0;
+        bad[5] = 1; // first second at r/8: 1 of 32 passes
+        assert_eq!(script(&long, &bad), (true, 24));
+    }
+
+    #[test]
+    fn early_reject_and_simple_on_scripted_losses() {
+        // Early reject, ε = 0.02: 256 probes a second, 5 allowed each second.
+        let e = spec(Algorithm::EarlyReject, 0.02, 5.0);
+        assert_eq!(script(&e, &[5, 5, 5, 5, 5]), (true, 4));
+        assert_eq!(script(&e, &[5, 5, 6, 0, 0]), (false, 2));
+        // Simple, ε = 0.01: 12 of all 1280 allowed in total, however they fall.
+        let s = spec(Algorithm::Simple, 0.01, 5.0);
+        assert_eq!(script(&s, &[12, 0, 0, 0, 0]), (true, 4));
+        assert_eq!(script(&s, &[3, 3, 3, 3, 0]), (true, 4));
+        assert_eq!(script(&s, &[3, 3, 3, 3, 1]), (false, 4));
+        assert_eq!(script(&s, &[13, 0, 0, 0, 0]), (false, 0));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The endpoint admission family's part of the scenario language ([`EndpointFamily`]):
 //! `[[endpoint.probe]]` (probing admission on a traffic entry with call arrivals),
-//! `[[endpoint.mbac]]` (Measured Sum at a link) and `[[endpoint.virtual_queue]]` (the
+//! `[[endpoint.mbac]]` (Measured Sum at a link; one entry per measured link of a
+//! traffic entry's path) and `[[endpoint.virtual_queue]]` (the
 //! marking design's virtual queue on a link), the builder and the post-run summary.
 
 use super::mbac::{MbacAdmission, MeasuredSum};
@@ -79,6 +80,8 @@ pub struct VqEntry {
     pub fraction: f64,
     /// Its limit, packets waiting.
     pub limit: usize,
+    /// One counter per priority level (strict priority) instead of one FIFO counter.
+    pub per_class: bool,
 }
 
 /// What a scenario asks of endpoint admission.
@@ -103,7 +106,7 @@ const PROBE_KEYS: &[&str] = &[
     "grace",
 ];
 const MBAC_KEYS: &[&str] = &["traffic", "link", "target", "sample", "window", "rate"];
-const VQ_KEYS: &[&str] = &["link", "fraction", "limit"];
+const VQ_KEYS: &[&str] = &["link", "fraction", "limit", "per_class"];
 
 /// The peak (token) rate of a source model, bits/s, if it has one.
 fn peak_rate(m: &SourceModel) -> Option<f64> {
@@ -332,11 +335,17 @@ fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
             None => None,
         }
     };
+    let per_class = if t.has("per_class") {
+        t.bool(cx, "per_class")
+    } else {
+        Some(false)
+    };
     t.finish(cx, VQ_KEYS);
     Some(VqEntry {
         link: link?,
         fraction: fraction?,
         limit: limit?,
+        per_class: per_class?,
     })
 }
 
@@ -373,6 +382,32 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<EndpointSpec> {
                 );
                 ok = false;
             }
+            // Several entries of one traffic entry: one per measured link of its path,
+            // all asking for the same rate.
+            Some(e)
+                if mbacs
+                    .iter()
+                    .any(|o: &MbacEntry| o.traffic == e.traffic && o.link == e.link) =>
+            {
+                m.error(
+                    cx,
+                    "link",
+                    "this traffic entry is already measured at this link",
+                );
+                ok = false;
+            }
+            Some(e)
+                if mbacs
+                    .iter()
+                    .any(|o: &MbacEntry| o.traffic == e.traffic && o.rate != e.rate) =>
+            {
+                m.error(
+                    cx,
+                    "rate",
+                    "entries of one traffic entry (one per link of its path) ask for one rate: give them the same",
+                );
+                ok = false;
+            }
             Some(e) => {
                 if let Some(o) = mbacs.iter().find(|o: &&MbacEntry| o.link == e.link) {
                     if (o.target, o.sample, o.window) != (e.target, e.sample, e.window) {
@@ -385,7 +420,6 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<EndpointSpec> {
                         continue;
                     }
                 }
-                used.push(e.traffic);
                 mbacs.push(e)
             }
             None => ok = false,
@@ -413,8 +447,21 @@ impl Family for EndpointFamily {
     }
 }
 
-/// One-way propagation of the path from `a` to `b`, and the longest time a packet of
-/// `size` bytes can wait on it (full buffers).
+/// The largest packet any traffic entry of `sc` sends (at least `size`): what a full
+/// packet-limited queue may be made of, so what bounds a probe's wait.
+fn largest_packet(sc: &Scenario, size: u32) -> u32 {
+    sc.traffic
+        .iter()
+        .filter_map(|t| match &t.model {
+            TrafficModel::Source(m) => packet_size(m),
+            TrafficModel::Tcp(tcp) => Some(tcp.packet_size),
+        })
+        .fold(size, u32::max)
+}
+
+/// One-way propagation of the path from `a` to `b`, and the longest time a packet can
+/// wait on it: full buffers of the largest packets any traffic entry sends, and `size`
+/// bytes of its own.
 fn path_times(
     w: &mut World,
     sc: &Scenario,
@@ -423,18 +470,20 @@ fn path_times(
     size: u32,
 ) -> Result<(Time, Time), String> {
     let path = w.net.path(a, b)?;
+    let big = largest_packet(sc, size);
     let mut prop = 0;
     let mut wait = 0;
     for l in path {
         let link = &w.net.links[l as usize];
         prop += link.delay;
-        let pkt = (size as f64 * 8.0 * 1e12 / link.rate_bps as f64).ceil() as Time;
+        let time_of =
+            |bytes: u32| (bytes as f64 * 8.0 * 1e12 / link.rate_bps as f64).ceil() as Time;
         let limit = sc
             .topology
             .link(&link.name)
             .and_then(|i| queue_packets(&sc.topology.links[i].queue))
             .unwrap_or(1000);
-        wait += pkt * (limit + 1);
+        wait += time_of(big) * limit + time_of(size);
     }
     Ok((prop, wait))
 }
@@ -454,8 +503,12 @@ impl Mechanism for EndpointSpec {
                 .net
                 .link_id(&sc.topology.links[v.link].name)
                 .ok_or("no such link")?;
-            w.net
-                .add_hook(link, Box::new(VirtualQueue::new(v.fraction, v.limit)));
+            let vq = if v.per_class {
+                VirtualQueue::per_class(v.fraction, v.limit)
+            } else {
+                VirtualQueue::new(v.fraction, v.limit)
+            };
+            w.net.add_hook(link, Box::new(vq));
         }
         let generator = |w: &World, ti: usize| -> Result<AgentId, String> {
             w.agents
@@ -487,6 +540,8 @@ impl Mechanism for EndpointSpec {
             receivers.push(rx);
         }
         let mut estimators: Vec<(usize, AgentId)> = Vec::new();
+        // Per traffic entry: its rate and the estimators of its measured links.
+        let mut policies: Vec<(usize, f64, Vec<AgentId>)> = Vec::new();
         for m in &self.mbacs {
             let est = match estimators.iter().find(|(l, _)| *l == m.link) {
                 Some(&(_, id)) => id,
@@ -502,11 +557,17 @@ impl Mechanism for EndpointSpec {
                     id
                 }
             };
-            let g = generator(w, m.traffic)?;
+            match policies.iter_mut().find(|(t, _, _)| *t == m.traffic) {
+                Some((_, _, ests)) => ests.push(est),
+                None => policies.push((m.traffic, m.rate, vec![est])),
+            }
+        }
+        for (traffic, rate, ests) in policies {
+            let g = generator(w, traffic)?;
             w.agents
                 .get_mut::<FlowGenerator>(g)
                 .ok_or("not a generator")?
-                .set_admission(Box::new(MbacAdmission::new(est, m.rate)));
+                .set_admission(Box::new(MbacAdmission::new(ests, rate)));
         }
         // One drop count per flow over every port (each port's warm-up clears the same
         // shared map, which is harmless).
@@ -538,7 +599,11 @@ impl MechanismRun for EndpointRun {
         let now = w.sched.now();
         let measured = to_secs(now.saturating_sub(sc.run.warmup)).max(1e-12);
         let mut entries: Vec<usize> = spec.probes.iter().map(|p| p.traffic).collect();
-        entries.extend(spec.mbacs.iter().map(|e| e.traffic));
+        for e in &spec.mbacs {
+            if !entries.contains(&e.traffic) {
+                entries.push(e.traffic);
+            }
+        }
         let (mut sent, mut lost_all, mut bytes) = (0u64, 0u64, 0u64);
         let drops = self.drops.borrow();
         for &ti in &entries {

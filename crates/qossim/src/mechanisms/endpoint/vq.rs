@@ -1,6 +1,11 @@
 //! The marking design's virtual queue: a drop-tail queue served at a fraction of the
 //! link rate, run beside the real one; a packet the virtual queue would have dropped is
 //! marked (and forwarded if the real queue has room).
+//!
+//! Two forms: one FIFO counter for every packet, or one counter per priority level
+//! (service class), served in strict priority like the real queue: the highest level's
+//! virtual packets are served first, and a packet is marked when its own level already
+//! holds more than the limit.
 
 use crate::net::{PortHook, PortInfo};
 use crate::packet::{marks, Packet};
@@ -13,6 +18,11 @@ pub struct VirtualQueue {
     limit: usize,
     /// Virtual departure times of the packets in the virtual queue (in service first).
     done: VecDeque<Time>,
+    /// Per priority level (index = class), the bits still to serve of each virtual
+    /// packet, head first; `None`: one FIFO counter.
+    levels: Option<Vec<VecDeque<f64>>>,
+    /// When the per-level virtual service was last brought up to date.
+    served_to: Time,
     /// Packets marked.
     pub marked: u64,
     /// Packets seen.
@@ -20,19 +30,69 @@ pub struct VirtualQueue {
 }
 
 impl VirtualQueue {
-    /// A virtual queue of `limit` packets at `fraction` of the link rate.
+    /// A virtual queue of `limit` packets at `fraction` of the link rate, one FIFO
+    /// counter for every packet.
     pub fn new(fraction: f64, limit: usize) -> Self {
         VirtualQueue {
             fraction,
             limit,
             done: VecDeque::new(),
+            levels: None,
+            served_to: 0,
             marked: 0,
             seen: 0,
         }
     }
 
-    /// Offers a packet of `bytes` at `now` on a link of `rate_bps`; true if the virtual
-    /// queue drops it (the packet is to be marked).
+    /// A virtual queue with one counter of `limit` packets per priority level: the
+    /// levels share `fraction` of the link rate in strict priority (higher class first).
+    pub fn per_class(fraction: f64, limit: usize) -> Self {
+        VirtualQueue {
+            levels: Some(Vec::new()),
+            ..Self::new(fraction, limit)
+        }
+    }
+
+    /// Offers a packet of `bytes` and service class `class` at `now` on a link of
+    /// `rate_bps`; true if the virtual queue drops it (the packet is to be marked).
+    pub fn offer_class(&mut self, bytes: u32, class: u8, now: Time, rate_bps: u64) -> bool {
+        let Some(levels) = self.levels.as_mut() else {
+            return self.offer(bytes, now, rate_bps);
+        };
+        // Serve the virtual backlog since the last arrival, highest level first.
+        let mut budget =
+            now.saturating_sub(self.served_to) as f64 * rate_bps as f64 * self.fraction / 1e12;
+        self.served_to = self.served_to.max(now);
+        for level in levels.iter_mut().rev() {
+            while budget > 0.0 {
+                let Some(head) = level.front_mut() else {
+                    break;
+                };
+                if *head <= budget {
+                    budget -= *head;
+                    level.pop_front();
+                } else {
+                    *head -= budget;
+                    budget = 0.0;
+                }
+            }
+        }
+        self.seen += 1;
+        let c = class as usize;
+        if levels.len() <= c {
+            levels.resize_with(c + 1, VecDeque::new);
+        }
+        // As the FIFO form: the packets behind the one in service are counted.
+        if levels[c].len() > self.limit {
+            self.marked += 1;
+            return true;
+        }
+        levels[c].push_back(bytes as f64 * 8.0);
+        false
+    }
+
+    /// Offers a packet of `bytes` at `now` on a link of `rate_bps` to the FIFO counter;
+    /// true if the virtual queue drops it (the packet is to be marked).
     pub fn offer(&mut self, bytes: u32, now: Time, rate_bps: u64) -> bool {
         while self.done.front().is_some_and(|&t| t <= now) {
             self.done.pop_front();
@@ -53,7 +113,7 @@ impl VirtualQueue {
 
 impl PortHook for VirtualQueue {
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool {
-        if self.offer(pkt.size, now, port.rate_bps) {
+        if self.offer_class(pkt.size, pkt.class, now, port.rate_bps) {
             pkt.set(marks::ECN_CE);
         }
         true
@@ -93,5 +153,36 @@ mod tests {
         // accepted (done 8 ms); 2 ms: 3 in -> mark.
         assert_eq!(got, [false, false, false, true, true, true, false, true]);
         assert_eq!(vq.marked, 4);
+    }
+
+    #[test]
+    fn per_class_counters_serve_the_higher_level_first() {
+        // 1 Mb/s at 0.5: 2 ms per 125-byte packet; limit 1 (one behind the one served).
+        let mut vq = VirtualQueue::per_class(0.5, 1);
+        let r = 1_000_000;
+        // Two low (class 0) packets at 0: the second waits, a third is marked.
+        assert!(!vq.offer_class(125, 0, 0, r));
+        assert!(!vq.offer_class(125, 0, 0, r));
+        assert!(vq.offer_class(125, 0, 0, r));
+        // High (class 1) packets have their own counter: two fit at once.
+        assert!(!vq.offer_class(125, 1, 0, r));
+        assert!(!vq.offer_class(125, 1, 0, r));
+        assert!(vq.offer_class(125, 1, 0, r));
+        // By 4 ms the two high packets are served and the low level has not moved: a low
+        // packet is still marked, a high one fits.
+        assert!(vq.offer_class(125, 0, 4_000 * US, r));
+        assert!(!vq.offer_class(125, 1, 4_000 * US, r));
+        // By 7 ms the high one (done at 6 ms) and half a low one are served: low holds
+        // 1.5 packets, so one more low packet is still refused until the head leaves at 8 ms.
+        assert!(vq.offer_class(125, 0, 7_000 * US, r));
+        assert!(!vq.offer_class(125, 0, 8_000 * US, r));
+        assert_eq!(vq.marked, 4);
+        // One class: the per-class form is the FIFO form.
+        let arrivals = [0, 0, 0, 0, 100 * US, 1_999 * US, 2_000 * US, 2_000 * US];
+        let mut a = VirtualQueue::new(0.5, 2);
+        let mut b = VirtualQueue::per_class(0.5, 2);
+        for &t in &arrivals {
+            assert_eq!(a.offer(125, t, r), b.offer_class(125, 0, t, r), "{t}");
+        }
     }
 }

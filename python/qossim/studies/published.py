@@ -656,6 +656,14 @@ class _Tally:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
     explained: int = 0
 
+    def count(self, v: str | None, explained: bool) -> None:
+        """Count one compared cell's verdict (nothing when nothing was reproduced)."""
+        if v is not None:
+            self.compared += 1
+            self.counts[v] += 1
+        if v == "differs" and explained:
+            self.explained += 1
+
     def add(self, other: _Tally) -> None:
         self.published += other.published
         self.compared += other.compared
@@ -716,15 +724,10 @@ def compare(
             mean = _reduce(record.get("value"), col.reduce)
             ci = (record.get("ci_low"), record.get("ci_high")) if col.reduce == "value" else None
             v = verdict(value, mean, ci, int(record.get("runs") or 0), col.tolerance)
-            explanation = None
-            if v is not None:
-                tally.compared += 1
-                tally.counts[v] += 1
-            if v == "differs":
-                assert mean is not None
-                e = pt.explain(cell.row, cell.column)
-                explanation = e.link if e else None
-                tally.explained += e is not None
+            e = pt.explain(cell.row, cell.column) if v == "differs" else None
+            tally.count(v, e is not None)
+            explanation = e.link if e else None
+            if v == "differs" and mean is not None:
                 found.append(Difference(pt, cell, mean, e))
             _annotate(record, value, v, explanation, pt.number)
         tallies.append((pt.label, tally))
@@ -744,15 +747,12 @@ def compare(
                 mean = _reduce(record.get("value"), "value")
                 ci = (record.get("ci_low"), record.get("ci_high"))
                 v = verdict(value, mean, ci, int(record.get("runs") or 0), ref.tolerance)
-                link = None
-                if v is not None:
-                    tally.compared += 1
-                    tally.counts[v] += 1
+                e = None
                 if v == "differs":
-                    assert mean is not None
                     e = next((x for x in ref.explanations if x.covers(row, tid)), None)
-                    link = e.link if e else None
-                    tally.explained += e is not None
+                tally.count(v, e is not None)
+                link = e.link if e else None
+                if v == "differs" and mean is not None:
                     pt = PublishedTable(study, ref.name, "", "", tid, (), ())
                     cell = PublishedCell(row, ref.measured, f"{value:.6g}", value, "", row, 0)
                     found.append(Difference(pt, cell, mean, e))

@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -492,34 +492,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def _int_in(low: int, high: int, message: str) -> Callable[[str], int]:
+    """Return an argparse type: an integer from ``low`` to ``high`` (else ``message``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{message}, got {value}")
+        return value
+
+    return parse
 
 
-def _flow_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"a flow id is from 0 to 2^63 - 1, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 2^64 - 1, got {value}")
-    return value
+_positive_int = _int_in(1, 2**63 - 1, "must be >= 1")
+_flow_id = _int_in(0, 2**63 - 1, "a flow id is from 0 to 2^63 - 1")
+_seed = _int_in(0, 2**64 - 1, "must be from 0 to 2^64 - 1")
 
 
 def _studies_listing() -> str:

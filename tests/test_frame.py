@@ -139,3 +139,23 @@ def test_study_runs_selected_experiments_in_declared_order(tmp_path):
     everything = study.reproduce(False, None, Path(tmp_path), False)
     assert [t.id for t in everything.tables] == ["E1", "E2"]
     assert prepared[-1] == ("full plan", ["E1", "E2", "E3"])
+
+
+def test_log_axes_are_labelled_at_the_plotted_values_and_keep_zero():
+    from qossim.studies.frame import log_ticks_at, new_figure
+
+    fig, (ax,) = new_figure()
+    xs = [2, 10, 70, 300, 600, 1000]
+    ax.plot(xs, range(len(xs)))
+    log_ticks_at(ax, xs)
+    fig.canvas.draw()
+    assert ax.get_xscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "10", "70", "300", "600", "1000"]
+    assert not ax.xaxis.get_minor_ticks()
+    fig, (ax,) = new_figure()
+    fs = [0, 0.0001, 0.01, 0.1]
+    ax.plot(fs, range(len(fs)))
+    log_ticks_at(ax, fs)
+    fig.canvas.draw()
+    assert ax.get_xscale() == "symlog"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "0.0001", "0.01", "0.1"]

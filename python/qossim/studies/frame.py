@@ -52,6 +52,7 @@ __all__ = [
     "apply_overrides",
     "ci_of",
     "ci_point",
+    "log_ticks_at",
     "mark_published",
     "published_cells",
     "expand_grid",
@@ -348,8 +349,32 @@ def add_ci_figure(
 
     fig = plots.mean_ci(pd.DataFrame(list(points)), x, "mean", ci=("low", "high"), **plot)
     if logx:
-        fig.axes[0].set_xscale("log")
+        log_ticks_at(fig.axes[0], [float(p[x]) for p in points])
     return add_figure(output, out_dir, name, caption, fig)
+
+
+def log_ticks_at(ax: Axes, values: Sequence[float]) -> None:
+    """Make the x axis logarithmic, labelled at the values plotted (a few at most).
+
+    The default labels of a log axis at 2, 10, 70, 300, 600, 1000 overlap (minor labels
+    of 200, 300, ... and major ones); labelling the plotted values, and nothing else,
+    reads at once. A value of 0 makes the axis symmetric-logarithmic, linear up to the
+    smallest positive value, so that it is drawn instead of dropped.
+    """
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    xs = sorted({v for v in values if math.isfinite(v)})
+    positive = [v for v in xs if v > 0]
+    if not positive:
+        return
+    if xs[0] <= 0:
+        ax.set_xscale("symlog", linthresh=positive[0])
+    else:
+        ax.set_xscale("log")
+    if len(xs) <= 12:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        ax.xaxis.set_major_formatter(FixedFormatter([f"{v:g}" for v in xs]))
+        ax.xaxis.set_minor_locator(NullLocator())
 
 
 # ----------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from qossim.studies.frame import (
     ci_of,
     ci_point,
     expand_grid,
+    log_ticks_at,
 )
 
 TITLE = "PCN admission control and flow termination"
@@ -1308,16 +1309,15 @@ def exp_t3(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
                 table.add_ci(
                     row, f"{label} (%)", ci_of(runs.values(p + "over_termination_pct", **params))
                 )
-                if f > 0:
-                    curve.append(
-                        {
-                            "series": f"{kind}, {n} ingresses",
-                            "f": f,
-                            "mean": c.mean,
-                            "low": c.low,
-                            "high": c.high,
-                        }
-                    )
+                curve.append(
+                    {
+                        "series": f"{kind}, {n} ingresses",
+                        "f": f,
+                        "mean": c.mean,
+                        "low": c.low,
+                        "high": c.high,
+                    }
+                )
     output.tables.append(table)
     if curve:
         fig = plots.mean_ci(
@@ -1332,7 +1332,7 @@ def exp_t3(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
             y_unit="points of the load",
             title="T3: over-termination against packet randomization",
         )
-        fig.axes[0].set_xscale("log")
+        log_ticks_at(fig.axes[0], [p["f"] for p in curve])
         path = plots.save(fig, out_dir / "figures" / "t3_randomization.png")
         output.figures.append(("T3: over-termination against randomization f", path))
 

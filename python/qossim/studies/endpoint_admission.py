@@ -80,6 +80,11 @@ SOURCES: dict[str, tuple[float, float, float, str]] = {
     "POO1": (256, 500, 500, "pareto:1.2"),
 }
 DESIGNS = ("in_band_dropping", "in_band_marking", "out_of_band_dropping", "out_of_band_marking")
+#: Where a mean loss of 0 is drawn on the loss axes (log scale), and on E12's, whose
+#: chain losses go below it.
+LOSS_FLOOR = 1e-7
+CHAIN_LOSS_FLOOR = 1e-9
+
 DESIGN_LABELS = {
     "in_band_dropping": "in-band dropping",
     "in_band_marking": "in-band marking",
@@ -861,7 +866,7 @@ def curve_table_and_figure(
                 if floor_min is None or loss.mean < floor_min[0]:
                     floor_min = (loss.mean, probe_s, alg, floor)
             us.append(u.mean)
-            ls.append(max(loss.mean, 1e-7))
+            ls.append(max(loss.mean, LOSS_FLOOR))
         if us:
             style = "--" if design == "mbac" else "-"
             ax.plot(us, ls, style, marker="o", ms=3, label=label)
@@ -967,10 +972,16 @@ def run_e12(c: Context) -> None:
             t.add(row, "mean probing (chain)", exact.mean_probing, runs=0)
             xs.append(tp)
             util_chain.append(exact.useful_utilization)
-            loss_chain.append(max(exact.data_loss, 1e-9))
+            loss_chain.append(exact.data_loss)
         label = band.replace("_", "-")
         axes[0].plot(xs, util_chain, marker="o", label=label)
-        axes[1].plot(xs, loss_chain, marker="o", label=label)
+        shown = [(x, v) for x, v in zip(xs, loss_chain, strict=True) if v > 0]
+        line = axes[1].plot([x for x, _ in shown], [v for _, v in shown], marker="o", label=label)
+        zeros = [x for x, v in zip(xs, loss_chain, strict=True) if v <= 0]
+        if zeros:
+            axes[1].plot(
+                zeros, [CHAIN_LOSS_FLOOR] * len(zeros), "o", mfc="none", color=line[0].get_color()
+            )
     for ax, ylab in zip(axes, ("useful utilization", "data loss fraction"), strict=True):
         ax.set_xscale("log")
         ax.set_xlabel("mean probe time (s)")
@@ -1006,20 +1017,32 @@ def run_e7(c: Context) -> None:
             rows = _rows(shared, exp="E7", case=case, design=d, x=_fixed(d))
             bars.add_ci(f"({case}) {label}", DESIGN_LABELS[d], ci_of(_loss(r) for r in rows))
     c.output.tables.append(bars)
+    # Points, not bars: a bar on a log axis has no base, so its length says nothing.
+    # A mean loss of 0 is a hollow marker at LOSS_FLOOR, as in the loss-load curves.
     fig, (ax,) = new_figure(size=(9, 4.5))
     cases = list(E7_CASES)
     width = 0.8 / len(DESIGNS)
     for k, d in enumerate(DESIGNS):
-        vals = []
-        for case in cases:
+        vals, zeros = [], []
+        for i, case in enumerate(cases):
             cell = bars.cell(f"({case}) {E7_CASES[case][0]}", DESIGN_LABELS[d])
             v = cell.get("value") if cell else None
-            vals.append(max(float(v), 1e-7) if v is not None else 1e-7)
-        ax.bar([i + k * width for i in range(len(cases))], vals, width, label=DESIGN_LABELS[d])
+            if v is None:
+                continue
+            x = i + k * width
+            if float(v) > 0:
+                vals.append((x, float(v)))
+            else:
+                zeros.append(x)
+        line = ax.plot([x for x, _ in vals], [v for _, v in vals], "o", label=DESIGN_LABELS[d])
+        if zeros:
+            color = line[0].get_color()
+            ax.plot(zeros, [LOSS_FLOOR] * len(zeros), "o", mfc="none", color=color)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cases))], [f"({x})" for x in cases])
     ax.set_yscale("log")
     ax.set_xlabel("scenario")
     ax.set_ylabel("data loss probability (log)")
+    ax.set_title(f"hollow markers: no data packet lost (drawn at {LOSS_FLOOR:g})", fontsize=8)
     ax.legend(fontsize=7)
     add_figure(c.output, c.out_dir, "e7_fixed_eps", "E7: loss at a fixed ε per scenario", fig)
 
@@ -1135,7 +1158,8 @@ def notes(plan: Plan, quick: bool) -> list[str]:
         f"every cell is the mean over {len(plan.seeds)} seeds with a {CONFIDENCE:.0%} Student-t "
         "interval (±: half-width). Utilization counts AC data delivered (probes excluded) over "
         "10 Mb/s; data loss counts data packets dropped by the router over data packets sent.",
-        "Loss axes are logarithmic; a mean loss of 0 is drawn at 1e-7.",
+        f"Loss axes are logarithmic; a mean loss of 0 is drawn at {LOSS_FLOOR:g} (E12's "
+        f"chain, whose losses go lower, at {CHAIN_LOSS_FLOOR:g}, as a hollow marker).",
     ]
     if quick:
         out.append(

@@ -130,3 +130,18 @@ def test_histogram_and_save(tmp_path):
 def test_unit_from_name(name, unit):
     """Units are read from column-name suffixes."""
     assert plots.unit_from_name(name) == unit
+
+
+def test_measured_points_beside_a_reference_are_not_joined():
+    """A chord between two measured points beside a theory curve read as a curve."""
+    import pandas as pd
+
+    from qossim import plots
+
+    df = pd.DataFrame({"rho": [0.5, 0.8], "mean": [2.0, 5.0], "low": [1.9, 4.8], "high": [2.1, 5.2]})
+    ref = ([0.4, 0.6, 0.9], [1.6, 2.5, 10.0], "theory")
+    kw = {"x_label": "load", "x_unit": "", "y_label": "delay", "y_unit": "ms"}
+    alone = plots.mean_ci(df, "rho", "mean", ci=("low", "high"), reference=ref, **kw)
+    joined = plots.mean_ci(df, "rho", "mean", ci=("low", "high"), **kw)
+    assert alone.axes[0].lines[0].get_linestyle() == "None"
+    assert joined.axes[0].lines[0].get_linestyle() == "-"

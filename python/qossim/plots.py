@@ -163,7 +163,17 @@ def loss_load(
     for name, part in _groups(df, group, label):
         part = part.sort_values(load)
         yerr = _yerr(part, loss, ci)
-        ax.errorbar(part[load], part[loss], yerr=yerr, marker="o", capsize=3, label=name)
+        # Measured points beside a theory curve stand alone: a chord between two of
+        # them would read as a measured curve.
+        ax.errorbar(
+            part[load],
+            part[loss],
+            yerr=yerr,
+            marker="o",
+            capsize=3,
+            label=name,
+            linestyle="none" if reference is not None else "-",
+        )
     if reference is not None:
         xs, ys, ref_label = reference
         ax.plot(list(xs), list(ys), "k--", label=ref_label)
@@ -205,6 +215,7 @@ def mean_ci(
             marker="o",
             capsize=3,
             label=name,
+            linestyle="none" if reference is not None else "-",
         )
     if reference is not None:
         xs, ys, ref_label = reference

@@ -138,9 +138,11 @@ def test_measured_points_beside_a_reference_are_not_joined():
 
     from qossim import plots
 
-    df = pd.DataFrame({"rho": [0.5, 0.8], "mean": [2.0, 5.0], "low": [1.9, 4.8], "high": [2.1, 5.2]})
+    df = pd.DataFrame(
+        {"rho": [0.5, 0.8], "mean": [2.0, 5.0], "low": [1.9, 4.8], "high": [2.1, 5.2]}
+    )
     ref = ([0.4, 0.6, 0.9], [1.6, 2.5, 10.0], "theory")
-    kw = {"x_label": "load", "x_unit": "", "y_label": "delay", "y_unit": "ms"}
+    kw = {"x_label": "load", "x_unit": "fraction", "y_label": "delay", "y_unit": "ms"}
     alone = plots.mean_ci(df, "rho", "mean", ci=("low", "high"), reference=ref, **kw)
     joined = plots.mean_ci(df, "rho", "mean", ci=("low", "high"), **kw)
     assert alone.axes[0].lines[0].get_linestyle() == "None"

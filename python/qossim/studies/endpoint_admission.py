@@ -1147,6 +1147,10 @@ def run_e11(c: Context) -> None:
         ax.set_xlabel("time (s)")
         ax.set_ylabel("aggregate TCP throughput (Mb/s)")
         ax.legend(fontsize=7)
+    # One scale from 0 for both orders (autoscaling drew 9.2-10 beside 0-10).
+    top = max(ax.get_ylim()[1] for ax in axes)
+    for ax in axes:
+        ax.set_ylim(0.0, top)
     c.output.tables.append(t)
     add_figure(c.output, c.out_dir, "e11_tcp", "E11: aggregate TCP throughput, 10-s intervals", fig)
 

@@ -111,6 +111,7 @@ const RPR_KEYS: &[&str] = &[
     "stq_high",
     "rate_low_threshold",
     "aggressive_on_rates",
+    "add_credit",
     "client_buffer",
     "fairness_size",
     "sample_interval",
@@ -216,6 +217,12 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
             ),
         );
         ok = false;
+    }
+    if t.has("add_credit") {
+        match t.size(cx, "add_credit") {
+            Some(v) => c.add_credit = v,
+            None => ok = false,
+        }
     }
     if t.has("stq_size") {
         match t.size(cx, "stq_size") {

@@ -72,6 +72,11 @@ pub struct RprConfig {
     /// Aggressive mode with a dual queue: congested on the transmit rate as well as on
     /// the STQ (the standard); `false` keeps the STQ condition alone.
     pub aggressive_on_rates: bool,
+    /// Credit limit of the add shaper (hiLimit), bytes: the credit the allowed rate
+    /// builds up while a frame that may cross the congested span waits behind transit
+    /// frames is kept up to this many bytes; 0 spaces the frames strictly from the start
+    /// of the last one, losing every such wait.
+    pub add_credit: u64,
     /// Client buffer, packets.
     pub client_buffer: usize,
     /// Size of a fairness message, bytes.
@@ -88,8 +93,9 @@ pub struct RprConfig {
 impl Default for RprConfig {
     /// Aggressive mode, dual queue, aging 100 µs, ageCoef 4, lpCoef 64, rampCoef 64,
     /// conservative ramps 16 (down) and 4 (up) per round trip, STQ 256 KiB with
-    /// thresholds 12.5 / 18.75 / 25 %, rateLowThreshold 0.9·0.95, client buffer 100 000
-    /// packets, 16-byte fairness messages, 1-ms series.
+    /// thresholds 12.5 / 18.75 / 25 %, rateLowThreshold 0.9·0.95, add-shaper credit one
+    /// 1500-byte frame, client buffer 100 000 packets, 16-byte fairness messages, 1-ms
+    /// series.
     fn default() -> Self {
         RprConfig {
             mode: FairnessMode::Aggressive,
@@ -106,6 +112,7 @@ impl Default for RprConfig {
             stq_high: 0.25,
             rate_low_threshold: 0.9 * 0.95,
             aggressive_on_rates: true,
+            add_credit: 1500,
             client_buffer: 100_000,
             fairness_size: 16,
             sample_interval: crate::time::millis(1.0),
@@ -200,6 +207,50 @@ pub fn advertisement(idx: u32, local: f64, received: FairnessMessage, lp_fw: f64
     }
 }
 
+/// The add shaper of traffic that crosses the congested span: a credit in bytes that
+/// grows at the allowed rate up to a limit (hiLimit) and falls by each frame sent; a
+/// frame may start while the credit is not negative.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AddShaper {
+    /// Credit, bytes.
+    pub credit: f64,
+    /// Time up to which the credit has been accrued.
+    pub at: Time,
+}
+
+impl AddShaper {
+    /// Accrues the credit from the last update to `now` at `rate_bps`, capped at `limit`
+    /// bytes (a credit already above the limit is not cut).
+    pub fn accrue(&mut self, now: Time, rate_bps: f64, limit: f64) {
+        if now > self.at {
+            let gain = rate_bps / 8.0 * to_secs(now - self.at);
+            if self.credit < limit {
+                self.credit = (self.credit + gain).min(limit);
+            }
+            self.at = now;
+        }
+    }
+
+    /// Earliest time, from `now` on, at which the credit (accruing at `rate_bps`) is no
+    /// longer negative ([`NEVER`] at a zero rate).
+    pub fn eligible_at(&self, now: Time, rate_bps: f64) -> Time {
+        // A credit short of zero by rounding only (under a millionth of a byte) counts as
+        // zero: the wake-up time below is rounded up to the picosecond.
+        if self.credit >= -1e-6 {
+            return now;
+        }
+        if rate_bps <= 0.0 {
+            return NEVER;
+        }
+        let wait = (-self.credit * 8.0 / rate_bps * 1e12).ceil();
+        if wait >= (NEVER - now) as f64 {
+            NEVER
+        } else {
+            now + wait as Time
+        }
+    }
+}
+
 const TX: u32 = 1;
 const AGE: u32 = 2;
 const SAMPLE: u32 = 3;
@@ -249,8 +300,8 @@ pub struct RprStation {
     busy_until: Time,
     timer_at: Time,
     timer_id: Option<EventId>,
-    /// Start and size of the last add packet that crossed the congested span.
-    last_cross: Option<(Time, u32)>,
+    /// Shaper of the add traffic that crosses the congested span.
+    shaper: AddShaper,
     /// Allowed rate towards the congested span, bytes per aging interval.
     allowed: f64,
     /// Head of the congestion domain whose rate limits this station ([`NONE`] if none).
@@ -311,7 +362,10 @@ impl RprStation {
             busy_until: 0,
             timer_at: NEVER,
             timer_id: None,
-            last_cross: None,
+            shaper: AddShaper {
+                credit: cfg.add_credit as f64,
+                at: 0,
+            },
             allowed: line_iv,
             limit_head: NONE,
             received: FairnessMessage {
@@ -391,22 +445,26 @@ impl RprStation {
         self.limit_head != NONE && self.allowed < self.line_iv
     }
 
-    /// Earliest start of the next add packet crossing the congested span: the last one
-    /// spaced at the allowed rate in force now ([`NEVER`] at a zero rate).
-    fn next_cross(&self) -> Time {
-        let Some((t, size)) = self.last_cross else {
-            return 0;
-        };
-        let bps = self.iv_to_bps(self.allowed);
-        if bps <= 0.0 {
-            return NEVER;
-        }
-        let gap = (size as f64 * 8.0 / bps * 1e12).ceil();
-        if gap >= (NEVER - t) as f64 {
-            NEVER
+    /// Brings the add shaper's credit up to `now` at the allowed rate in force until now;
+    /// called before every change of the allowed rate. While add traffic is not limited
+    /// the credit stays at its limit.
+    fn accrue(&mut self, now: Time) {
+        let limit = self.cfg.add_credit as f64;
+        if self.limited() {
+            let bps = self.iv_to_bps(self.allowed);
+            self.shaper.accrue(now, bps, limit);
         } else {
-            t + gap as Time
+            self.shaper = AddShaper {
+                credit: limit,
+                at: now,
+            };
         }
+    }
+
+    /// Earliest start of the next add packet crossing the congested span: when the add
+    /// shaper's credit is no longer negative ([`NEVER`] at a zero rate).
+    fn next_cross(&self, now: Time) -> Time {
+        self.shaper.eligible_at(now, self.iv_to_bps(self.allowed))
     }
 
     fn transit_size(&self) -> u64 {
@@ -432,6 +490,7 @@ impl RprStation {
             self.wake_at(t, ctx);
             return;
         }
+        self.accrue(now);
         let high = (self.cfg.stq_high * self.cfg.stq_size as f64) as u64;
         let pick = if !self.ptq.is_empty() {
             Some(0)
@@ -442,7 +501,7 @@ impl RprStation {
             Some(1)
         } else if let Some(head) = self.client.front() {
             let blocked = self.limited() && self.crosses(head.dst, self.limit_head);
-            let earliest = if blocked { self.next_cross() } else { now };
+            let earliest = if blocked { self.next_cross(now) } else { now };
             if earliest <= now {
                 Some(2)
             } else if !self.stq.is_empty() {
@@ -481,7 +540,7 @@ impl RprStation {
                 self.stats.added_bytes += pkt.size as u64;
             }
             if self.limited() && self.crosses(pkt.dst, self.limit_head) {
-                self.last_cross = Some((now, pkt.size));
+                self.shaper.credit -= pkt.size as f64;
             }
         } else {
             self.forwarded_iv += pkt.size as u64;
@@ -591,6 +650,7 @@ impl RprStation {
         ctx.net.enqueue(self.ctrl_link, pkt, ctx.sched);
         // Ramp up while the received rate is "full rate".
         if !self.received.rate.is_finite() || self.received.head == self.idx {
+            self.accrue(now);
             self.allowed += (self.line_iv - self.allowed) / self.cfg.ramp_coef;
             if self.allowed >= self.line_iv * (1.0 - 1e-9) {
                 self.allowed = self.line_iv;
@@ -757,6 +817,7 @@ impl Agent for RprStation {
         self.received = msg;
         self.received_stamp = pkt.created;
         if msg.rate.is_finite() && msg.head != self.idx {
+            self.accrue(now);
             self.allowed = msg.rate.min(self.line_iv);
             self.limit_head = msg.head;
             self.sample_allowed_max = self.sample_allowed_max.max(self.allowed);
@@ -796,6 +857,64 @@ impl Agent for RprStation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sends 1500-byte frames through an add shaper at 150 Mb/s for 100 ms, each frame
+    /// starting one 1500-byte transit frame at 622 Mb/s (19.29 µs) after it became
+    /// eligible; returns the number of frames started.
+    fn frames_behind_transit(limit: f64) -> u64 {
+        let rate = 150e6;
+        let size = 1500.0;
+        let delay = tx_time(1500, 622_000_000);
+        let end = crate::time::millis(100.0);
+        let mut sh = AddShaper {
+            credit: limit,
+            at: 0,
+        };
+        let (mut now, mut sent) = (0, 0);
+        loop {
+            sh.accrue(now, rate, limit);
+            let eligible = sh.eligible_at(now, rate);
+            if eligible + delay > end {
+                return sent;
+            }
+            let start = eligible + delay;
+            sh.accrue(start, rate, limit);
+            assert!(sh.credit >= -1e-6, "a frame started on a negative credit");
+            assert!(sh.credit <= limit, "the credit went over its limit");
+            sh.credit -= size;
+            sent += 1;
+            now = start;
+        }
+    }
+
+    #[test]
+    fn add_shaper_keeps_the_allowed_rate_behind_transit_frames() {
+        // With a credit of one frame the wait behind a transit frame (19.29 µs, less
+        // than the 80 µs between frames at 150 Mb/s) is made up: 100 ms at 150 Mb/s is
+        // 1250 frames; the initial credit adds at most one, the last frame's wait may
+        // cut one.
+        let n = frames_behind_transit(1500.0);
+        assert!(
+            (1249..=1251).contains(&n),
+            "{n} frames with a 1500-B credit"
+        );
+        // Without credit every frame loses its wait: one frame per 80 + 19.29 µs,
+        // 100 ms / 99.29 µs = 1007.1 frames, so 1007 or 1008 (the first is free).
+        let strict = frames_behind_transit(0.0);
+        assert!(
+            (1007..=1008).contains(&strict),
+            "{strict} frames with no credit"
+        );
+        // A zero rate never makes a negative credit eligible; a non-negative one is.
+        let sh = AddShaper {
+            credit: -1.0,
+            at: 0,
+        };
+        assert_eq!(sh.eligible_at(5, 0.0), NEVER);
+        assert_eq!(sh.eligible_at(5, 8e12), 6);
+        let sh = AddShaper { credit: 0.0, at: 0 };
+        assert_eq!(sh.eligible_at(5, 0.0), 5);
+    }
 
     #[test]
     fn stq_thresholds_change_the_congestion_state_exactly_where_they_lie() {

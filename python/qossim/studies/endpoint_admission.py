@@ -506,7 +506,8 @@ E10_ROWS = {
     "out_of_band_marking": "out-of-band marking",
     "mbac": "MBAC",
 }
-#: E10: Measured Sum's utilization target (E9's fixed point).
+#: E10: Measured Sum's utilization target, the υ of E9's Measured Sum row (the study
+#: states none for its multi-hop tables).
 E10_UPSILON = 0.9
 #: E10: mean gap between call arrivals of each class, s. The long class has half of
 #: E1's load; each cross class has E1's whole load (its link is E1's link with the

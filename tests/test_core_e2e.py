@@ -343,3 +343,12 @@ def test_building_many_flows_reports_progress():
         update(n, n)
     with build_progress(None, "s") as update:
         assert update is None
+
+
+def test_a_traffic_entry_is_set_by_its_name():
+    reference = Path(__file__).resolve().parents[1] / "scenarios" / "reference.toml"
+    assert qossim.validate(reference, set={"traffic.voice.flows": 3}) == []
+    (problem,) = qossim.validate(reference, set={"traffic.video.flows": 3})
+    assert problem.startswith('--set:1: traffic.video.flows: no entry named "video"')
+    (problem,) = qossim.validate(reference, set={"traffic.voice.flows": -3})
+    assert problem.startswith("--set:1: traffic.0.flows:")

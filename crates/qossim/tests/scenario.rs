@@ -555,3 +555,25 @@ fn line_with(text: &str, needle: &str, nth: usize) -> usize {
         .map(|(i, _)| i + 1)
         .expect("needle")
 }
+
+#[test]
+fn a_traffic_entry_is_addressed_by_its_name_in_overrides() {
+    let by_name = vec![("traffic.v.flows".to_string(), "20".to_string())];
+    let sc = qossim::parse(OK, "s.toml", Path::new("."), &by_name).unwrap();
+    assert_eq!(sc.traffic[0].flows, 20);
+    // A mistake through a name is blamed on --set, at the entry's resolved path.
+    let bad = vec![("traffic.v.flows".to_string(), "-3".to_string())];
+    let d = qossim::parse(OK, "s.toml", Path::new("."), &bad).unwrap_err();
+    assert_eq!(
+        (d[0].file.as_str(), d[0].path.as_str()),
+        ("--set", "traffic.0.flows")
+    );
+    let unknown = vec![("traffic.ftp.flows".to_string(), "2".to_string())];
+    let d = qossim::parse(OK, "s.toml", Path::new("."), &unknown).unwrap_err();
+    assert_eq!(d[0].file, "--set");
+    assert!(
+        d[0].reason.contains("no entry named \"ftp\" (named: v)"),
+        "{}",
+        d[0].reason
+    );
+}

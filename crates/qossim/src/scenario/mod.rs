@@ -225,15 +225,26 @@ pub struct Scenario {
 
 /// Applies `key.path=value` overrides to TOML text. A value that parses as TOML (number,
 /// boolean, quoted string, array, inline table) is used as such, anything else as a
-/// string. Path segments that are integers index arrays (`traffic.0.flows=10`); missing
-/// tables on the way are created.
+/// string. Path segments that are integers index arrays (`traffic.0.flows=10`); in an
+/// array of tables whose entries have names, a name picks an entry too
+/// (`traffic.ftp.flows=10`); missing tables on the way are created.
 pub fn apply_overrides(text: &str, overrides: &[(String, String)]) -> Result<String, String> {
+    apply_overrides_resolved(text, overrides).map(|(t, _)| t)
+}
+
+/// [`apply_overrides`], also returning each override's path with entry names resolved to
+/// indices (`traffic.ftp.flows` -> `traffic.0.flows`), the paths diagnostics name.
+pub fn apply_overrides_resolved(
+    text: &str,
+    overrides: &[(String, String)],
+) -> Result<(String, Vec<String>), String> {
     if overrides.is_empty() {
-        return Ok(text.to_string());
+        return Ok((text.to_string(), Vec::new()));
     }
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut paths = Vec::with_capacity(overrides.len());
     for (path, raw) in overrides {
         let value: toml_edit::Value = raw
             .parse::<toml_edit::Value>()
@@ -242,9 +253,11 @@ pub fn apply_overrides(text: &str, overrides: &[(String, String)]) -> Result<Str
         if segs.iter().any(|s| s.is_empty()) {
             return Err(format!("--set {path}: empty key segment"));
         }
-        set_path(doc.as_item_mut(), &segs, value, path)?;
+        let mut resolved = Vec::with_capacity(segs.len());
+        set_path(doc.as_item_mut(), &segs, value, path, &mut resolved)?;
+        paths.push(resolved.join("."));
     }
-    Ok(doc.to_string())
+    Ok((doc.to_string(), paths))
 }
 
 fn set_path(
@@ -252,25 +265,53 @@ fn set_path(
     segs: &[&str],
     value: toml_edit::Value,
     full: &str,
+    resolved: &mut Vec<String>,
 ) -> Result<(), String> {
     let seg = segs[0];
     let last = segs.len() == 1;
+    if seg.parse::<usize>().is_err() {
+        if let Some(aot) = item.as_array_of_tables_mut() {
+            let names: Vec<Option<String>> = aot
+                .iter()
+                .map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
+                .collect();
+            let Some(idx) = names.iter().position(|n| n.as_deref() == Some(seg)) else {
+                let known: Vec<&str> = names.iter().flatten().map(String::as_str).collect();
+                return Err(format!(
+                    "--set {full}: no entry named {seg:?} (named: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            };
+            resolved.push(idx.to_string());
+            if last {
+                return Err(format!("--set {full}: cannot replace a whole table"));
+            }
+            let t = aot.get_mut(idx).expect("found above");
+            return set_in(t, &segs[1..], value, full, resolved);
+        }
+    }
     if let Ok(idx) = seg.parse::<usize>() {
         if let Some(aot) = item.as_array_of_tables_mut() {
             let n = aot.len();
             let t = aot
                 .get_mut(idx)
                 .ok_or_else(|| format!("--set {full}: index {idx} out of range ({n} entries)"))?;
+            resolved.push(seg.to_string());
             if last {
                 return Err(format!("--set {full}: cannot replace a whole table"));
             }
-            return set_in(t, &segs[1..], value, full);
+            return set_in(t, &segs[1..], value, full, resolved);
         }
         if let Some(arr) = item.as_array_mut() {
             let n = arr.len();
             let slot = arr
                 .get_mut(idx)
                 .ok_or_else(|| format!("--set {full}: index {idx} out of range ({n} entries)"))?;
+            resolved.push(seg.to_string());
             if last {
                 *slot = value;
                 return Ok(());
@@ -278,13 +319,13 @@ fn set_path(
             let t = slot
                 .as_inline_table_mut()
                 .ok_or_else(|| format!("--set {full}: element {idx} is not a table"))?;
-            return set_in(t, &segs[1..], value, full);
+            return set_in(t, &segs[1..], value, full, resolved);
         }
     }
     let t = item
         .as_table_like_mut()
         .ok_or_else(|| format!("--set {full}: {seg} is not inside a table"))?;
-    set_in(t, segs, value, full)
+    set_in(t, segs, value, full, resolved)
 }
 
 fn set_in(
@@ -292,7 +333,9 @@ fn set_in(
     segs: &[&str],
     value: toml_edit::Value,
     full: &str,
+    resolved: &mut Vec<String>,
 ) -> Result<(), String> {
+    resolved.push(segs[0].to_string());
     if segs.len() == 1 {
         t.insert(segs[0], toml_edit::Item::Value(value));
         return Ok(());
@@ -304,7 +347,7 @@ fn set_in(
         );
     }
     let child = t.get_mut(segs[0]).expect("present");
-    set_path(child, &segs[1..], value, full)
+    set_path(child, &segs[1..], value, full, resolved)
 }
 
 /// Parses and validates scenario text with the mechanism families of `registry`.
@@ -317,7 +360,7 @@ pub fn parse(
     base_dir: &Path,
     overrides: &[(String, String)],
 ) -> Result<Scenario, Vec<Diagnostic>> {
-    let merged = match apply_overrides(text, overrides) {
+    let (merged, resolved) = match apply_overrides_resolved(text, overrides) {
         Ok(t) => t,
         Err(e) => {
             let (path, reason) = e
@@ -351,11 +394,7 @@ pub fn parse(
             }]);
         }
     };
-    let cx = Cx::new(
-        file,
-        &merged,
-        overrides.iter().map(|(k, _)| k.clone()).collect(),
-    );
+    let cx = Cx::new(file, &merged, resolved);
     let root = Tbl::new(doc.as_table(), "", 1);
     let sc = read(registry, &cx, &root, file, base_dir);
     let mut known = vec!["run", "topology", "links", "traffic", "metric", "trace"];

@@ -29,7 +29,21 @@ def test_registered_with_its_experiments():
     # One experiment per configuration (8's variants belong to 8).
     assert abr.EXPERIMENTS[:3] == ["1", "2", "2b"]
     assert "16" in abr.EXPERIMENTS and "8u3" not in abr.EXPERIMENTS
-    assert len(abr.EXPERIMENTS) == 19
+    # Plus the ERICA+ experiment (configurations 11-14 under ERICA and ERICA+).
+    assert abr.EXPERIMENTS[-1] == "erica_plus"
+    assert len(abr.EXPERIMENTS) == 20
+
+
+def test_erica_plus_points_pair_each_run_with_its_erica_twin():
+    pts = abr.erica_plus_points(abr.QUICK)
+    seen = {(p["config"], p["variant"], p["algorithm"]) for p, _ in pts}
+    assert len(seen) == len(pts) == 4 * 2 * 2
+    for p, sc in pts:
+        assert sc["abr"]["algorithm"] == p["algorithm"]
+        assert sc["abr"]["consolidation"] == p["variant"]
+        # Three times the configuration's (quick) duration.
+        want = abr.config(p["config"]).duration_ms * abr.QUICK.scale * abr.ERICA_PLUS_LENGTH
+        assert sc["run"]["duration"] == f"{want:.6g}ms"
 
 
 def test_every_configuration_is_there():

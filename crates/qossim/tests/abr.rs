@@ -408,3 +408,70 @@ fn bursty_source_answers_each_request_with_one_6144_cell_response() {
         "{begun} begun, {plateaus:?}"
     );
 }
+
+/// Two sources sharing one trunk under ERICA+ with a 100-µs target delay: the queue term
+/// over-allocates an empty link (f(0) = 1.15), so a queue forms, and holds it near T0.
+/// ERICA, with U = 0.95 and no queue term, leaves 5 % of the link idle and no queue.
+#[test]
+fn erica_plus_fills_the_link_and_holds_its_queue_near_the_target_delay() {
+    let sc = |extra: &str| {
+        network(
+            &["SW1", "SW2"],
+            &[("SW1", "SW2", 155.52)],
+            &[("A", "SW1", &["SW2"]), ("B", "SW1", &["SW2"])],
+            extra,
+            60.0,
+            30.0,
+        )
+    };
+    let erica = run(&sc(""), 1);
+    let plus = run(&sc("algorithm = \"erica_plus\""), 1);
+    let util = |o: &RunOutput| num(&o.summary, "link.SW1-SW2.utilization");
+    let steady = |o: &RunOutput| num(&o.summary, "abr.steady_max_queue_cells");
+    // ERICA: the two sources share 0.95 C; nothing queues for long.
+    close(util(&erica), U_LAN, "ERICA utilization");
+    // ERICA+: the link is full (the sources together are offered up to 1.15 C).
+    // (Utilization counts whole cells, so one cell at the window's edge may add
+    // 424 b / (155.52 Mb/s x 30 ms) = 9.1e-5.)
+    let u = util(&plus);
+    let edge = 424.0 / (155.52e6 * 0.03);
+    assert!(u > 0.99 && u <= 1.0 + edge, "ERICA+ utilization {u}");
+    // T0 at the link rate is 100 µs x 155.52 Mb/s / 424 b = 36.7 cells. In equilibrium
+    // f(Tq) = 1 at Tq = T0; the queue's swing around it is bounded by one loop's
+    // over-allocation (≤ 15 % of the link for a loop of well under 1 ms), so the steady
+    // maximum lies above 0 and below T0 plus one 1-ms interval of 15 % of the link
+    // (55 cells).
+    let t0_cells = 100e-6 * 155.52e6 / 424.0;
+    let q = steady(&plus);
+    assert!(
+        q > 0.0 && q < t0_cells + 0.15 * 1e-3 * 155.52e6 / 424.0,
+        "ERICA+ steady max queue {q} (T0 = {t0_cells} cells)"
+    );
+}
+
+#[test]
+fn erica_plus_keys_need_the_algorithm_and_exclude_target_utilization() {
+    let good = network(&["SW1"], &[], &[("A", "SW1", &["SW1"])], "", 1.0, 0.0);
+    for (to, want) in [
+        (
+            "network = \"lan\"\ntarget_delay = \"1ms\"",
+            "abr.target_delay: only ERICA+ has a queue term",
+        ),
+        (
+            "network = \"lan\"\nalgorithm = \"erica_plus\"\ntarget_utilization = 0.9",
+            "abr.target_utilization: ERICA+ targets the whole link",
+        ),
+        (
+            "network = \"lan\"\nalgorithm = \"erica+\"",
+            "abr.algorithm: unknown algorithm \"erica+\"",
+        ),
+        (
+            "network = \"lan\"\nalgorithm = \"erica_plus\"\ncurve_a = 1",
+            "abr.curve_a: must be above 1",
+        ),
+    ] {
+        let d = diagnostics(&good.replacen("network = \"lan\"", to, 1));
+        assert_eq!(d.len(), 1, "{to}: {d:?}");
+        assert!(d[0].contains(want), "{to}: {d:?}");
+    }
+}

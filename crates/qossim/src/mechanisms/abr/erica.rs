@@ -1,6 +1,6 @@
 //! ERICA (Explicit Rate Indication for Congestion Avoidance) at one output port: the
 //! averaging interval, the load factor, the fair share and the explicit rate it stamps
-//! on backward RM cells.
+//! on backward RM cells; with [`EricaPlus`], ERICA+'s queue term on top.
 
 use crate::time::{to_secs, Time};
 
@@ -17,6 +17,56 @@ pub struct EricaParams {
     pub max_interval: Time,
     /// The overload band: above 1 + δ the MaxAllocPrevious term is left out.
     pub delta: f64,
+    /// ERICA+'s queue term, if the port runs ERICA+ (then `target` is not used).
+    pub plus: Option<EricaPlus>,
+}
+
+/// ERICA+'s queue control: the ABR capacity a port allocates is a fraction f(Tq) of what
+/// VBR leaves of the link, where Tq is the time the ABR queue needs to drain at that
+/// capacity. Below the target delay T0 the fraction is above 1 (the link is
+/// over-allocated so a queue can form up to T0); above it, below 1 (the rest drains the
+/// queue), never under the queue drain limit.
+///
+/// f(Tq) = a·T0 / ((a − 1)·Tq + T0) for Tq ≤ T0, and
+/// max(QDLF, b·T0 / ((b − 1)·Tq + T0)) above: two hyperbolas through f(T0) = 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EricaPlus {
+    /// The target queueing delay T0.
+    pub target_delay: Time,
+    /// The curve below T0 (f(0) = a).
+    pub a: f64,
+    /// The curve above T0.
+    pub b: f64,
+    /// The queue drain limit factor: the smallest fraction.
+    pub qdlf: f64,
+}
+
+impl EricaPlus {
+    /// LAN settings: T0 = 100 µs, a = 1.15, b = 1.05, QDLF = 0.5.
+    pub fn lan() -> Self {
+        EricaPlus {
+            target_delay: 100 * crate::time::PS_PER_US,
+            a: 1.15,
+            b: 1.05,
+            qdlf: 0.5,
+        }
+    }
+    /// WAN settings: T0 = 500 µs, the rest as in a LAN.
+    pub fn wan() -> Self {
+        EricaPlus {
+            target_delay: 500 * crate::time::PS_PER_US,
+            ..Self::lan()
+        }
+    }
+    /// The fraction f(Tq) for a queue that drains in `tq` seconds.
+    pub fn fraction(&self, tq: f64) -> f64 {
+        let t0 = to_secs(self.target_delay);
+        if tq <= t0 {
+            self.a * t0 / ((self.a - 1.0) * tq + t0)
+        } else {
+            (self.b * t0 / ((self.b - 1.0) * tq + t0)).max(self.qdlf)
+        }
+    }
 }
 
 impl EricaParams {
@@ -27,6 +77,7 @@ impl EricaParams {
             cells: 50,
             max_interval: crate::time::millis(1.0),
             delta: 0.1,
+            plus: None,
         }
     }
     /// WAN settings: N = 100 cells, U = 0.90, 1 ms, δ = 0.1.
@@ -36,6 +87,7 @@ impl EricaParams {
             cells: 100,
             max_interval: crate::time::millis(1.0),
             delta: 0.1,
+            plus: None,
         }
     }
 }
@@ -66,13 +118,19 @@ pub struct EricaPort {
     max_alloc_cur: f64,
     /// Intervals ended so far.
     pub intervals: u64,
+    /// The port's ABR queue (cells), kept current by the switch when the port runs
+    /// ERICA+ (read when an interval ends).
+    pub queue_cells: usize,
 }
 
 impl EricaPort {
     /// A port of `rate_bps` serving `vcs` connections, its first interval starting at
     /// `now`. Until an interval has ended, the whole target capacity is offered.
     pub fn new(p: EricaParams, rate_bps: f64, vcs: usize, now: Time) -> Self {
-        let capacity = p.target * rate_bps;
+        let capacity = match p.plus {
+            None => p.target * rate_bps,
+            Some(q) => q.fraction(0.0) * rate_bps,
+        };
         EricaPort {
             p,
             rate: rate_bps,
@@ -90,7 +148,14 @@ impl EricaPort {
             max_alloc_prev: 0.0,
             max_alloc_cur: 0.0,
             intervals: 0,
+            queue_cells: 0,
         }
+    }
+
+    /// True if the port runs ERICA+ (and so needs its queue length).
+    #[inline]
+    pub fn needs_queue(&self) -> bool {
+        self.p.plus.is_some()
     }
 
     /// When the current interval ends at the latest (the time limit).
@@ -139,7 +204,18 @@ impl EricaPort {
         if dt > 0.0 {
             let vbr_rate = self.vbr_cells as f64 * CELL_BITS / dt;
             let abr_rate = self.abr_cells as f64 * CELL_BITS / dt;
-            self.capacity = (self.p.target * self.rate - vbr_rate).max(0.0);
+            self.capacity = match self.p.plus {
+                None => (self.p.target * self.rate - vbr_rate).max(0.0),
+                Some(q) => {
+                    let left = (self.rate - vbr_rate).max(0.0);
+                    let tq = if left > 0.0 {
+                        self.queue_cells as f64 * CELL_BITS / left
+                    } else {
+                        f64::INFINITY
+                    };
+                    q.fraction(tq) * left
+                }
+            };
             self.z = if self.capacity > 0.0 {
                 abr_rate / self.capacity
             } else {
@@ -271,5 +347,49 @@ mod tests {
         }
         assert_eq!(ended, 2);
         assert_eq!(p.intervals, 2);
+    }
+
+    #[test]
+    fn erica_plus_fraction_has_its_fixed_points() {
+        let q = EricaPlus::wan();
+        let t0 = 500e-6;
+        assert!((q.fraction(0.0) - 1.15).abs() < 1e-12);
+        assert!((q.fraction(t0) - 1.0).abs() < 1e-12);
+        // Strictly decreasing on both sides of T0 and continuous at it.
+        assert!(q.fraction(0.5 * t0) > 1.0 && q.fraction(0.5 * t0) < 1.15);
+        assert!(q.fraction(2.0 * t0) < 1.0);
+        assert!((q.fraction(t0 * (1.0 + 1e-9)) - 1.0).abs() < 1e-6);
+        // b·T0 / ((b − 1)·Tq + T0) = 0.5 at Tq = (2b − 1)·T0 / (b − 1) = 22 T0: the floor
+        // takes over beyond.
+        assert!((q.fraction(22.0 * t0) - 0.5).abs() < 1e-9);
+        assert_eq!(q.fraction(1e3 * t0), 0.5);
+    }
+
+    #[test]
+    fn erica_plus_capacity_follows_the_queue() {
+        let mut p = EricaParams::lan();
+        p.plus = Some(EricaPlus::lan());
+        let mut port = EricaPort::new(p, C, 2, 0);
+        assert!((port.capacity - 1.15 * C).abs() < 1e-3);
+        // 50 VBR cells in 1 ms leave C − 21.2 Mb/s; a queue of exactly T0 at that rate
+        // gives the fraction 1.
+        let left = C - 50.0 * CELL_BITS / 1e-3;
+        port.queue_cells = 0;
+        interval(&mut port, micros(1000.0), &[(0, 100e6)], 300, 50);
+        assert!(
+            (port.capacity - 1.15 * left).abs() < 1e-3,
+            "{}",
+            port.capacity
+        );
+        let cells_t0 = 100e-6 * left / CELL_BITS;
+        port.queue_cells = cells_t0.round() as usize;
+        interval(&mut port, micros(2000.0), &[(0, 100e6)], 300, 50);
+        let want = EricaPlus::lan().fraction(port.queue_cells as f64 * CELL_BITS / left) * left;
+        assert!((port.capacity - want).abs() < 1e-3);
+        assert!((port.capacity / left - 1.0).abs() < 0.01);
+        // A long queue: the drain limit.
+        port.queue_cells = 1_000_000;
+        interval(&mut port, micros(3000.0), &[(0, 100e6)], 300, 50);
+        assert!((port.capacity - 0.5 * left).abs() < 1e-3);
     }
 }

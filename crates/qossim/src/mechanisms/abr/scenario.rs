@@ -3,7 +3,7 @@
 //! builder that puts a switch on every node that is not an end system and the
 //! connections' trees through them, and the post-run `abr.*` summary.
 
-use super::erica::EricaParams;
+use super::erica::{EricaParams, EricaPlus};
 use super::source::{AbrDestination, AbrSource, Client, Hop, SourceKind, SourceParams};
 use super::switch::{AbrSwitch, Consolidation, QueueMax, VcAtSwitch};
 use crate::packet::{AgentId, LinkId, NONE};
@@ -55,6 +55,11 @@ pub struct AbrSpec {
 
 const KEYS: &[&str] = &[
     "network",
+    "algorithm",
+    "target_delay",
+    "queue_drain_limit",
+    "curve_a",
+    "curve_b",
     "target_utilization",
     "averaging_cells",
     "averaging_time",
@@ -291,10 +296,14 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
 fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
     let mut ok = true;
     let mut erica = EricaParams::lan();
+    let mut wan = false;
     if t.has("network") {
         match t.str(cx, "network").as_deref() {
             Some("lan") => {}
-            Some("wan") => erica = EricaParams::wan(),
+            Some("wan") => {
+                erica = EricaParams::wan();
+                wan = true;
+            }
             Some(o) => {
                 t.error(
                     cx,
@@ -318,6 +327,79 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
         match t.num_in(cx, "delta", 0.0, 10.0) {
             Some(d) => erica.delta = d,
             None => ok = false,
+        }
+    }
+    if t.has("algorithm") {
+        match t.str(cx, "algorithm").as_deref() {
+            Some("erica") => {}
+            Some("erica_plus") => {
+                erica.plus = Some(if wan {
+                    EricaPlus::wan()
+                } else {
+                    EricaPlus::lan()
+                })
+            }
+            Some(o) => {
+                t.error(
+                    cx,
+                    "algorithm",
+                    format!("unknown algorithm {o:?}; expected \"erica\" or \"erica_plus\""),
+                );
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    match erica.plus.as_mut() {
+        Some(q) => {
+            if t.has("target_utilization") {
+                t.error(
+                    cx,
+                    "target_utilization",
+                    "ERICA+ targets the whole link and sets the fraction from its queue; \
+                     give target_delay instead",
+                );
+                ok = false;
+            }
+            ok &= t.time_into(cx, "target_delay", true, &mut q.target_delay);
+            if t.has("queue_drain_limit") {
+                match t.num_in(cx, "queue_drain_limit", 0.01, 1.0) {
+                    Some(v) => q.qdlf = v,
+                    None => ok = false,
+                }
+            }
+            if t.has("curve_a") {
+                match t.num_in(cx, "curve_a", 1.0, 10.0) {
+                    Some(v) if v > 1.0 => q.a = v,
+                    Some(_) => {
+                        t.error(cx, "curve_a", "must be above 1");
+                        ok = false;
+                    }
+                    None => ok = false,
+                }
+            }
+            if t.has("curve_b") {
+                match t.num_in(cx, "curve_b", 1.0, 10.0) {
+                    Some(v) if v > 1.0 => q.b = v,
+                    Some(_) => {
+                        t.error(cx, "curve_b", "must be above 1");
+                        ok = false;
+                    }
+                    None => ok = false,
+                }
+            }
+        }
+        None => {
+            for k in ["target_delay", "queue_drain_limit", "curve_a", "curve_b"] {
+                if t.has(k) {
+                    t.error(
+                        cx,
+                        k,
+                        "only ERICA+ has a queue term: set algorithm = \"erica_plus\"",
+                    );
+                    ok = false;
+                }
+            }
         }
     }
     let mut timeout = millis(10.0);

@@ -225,6 +225,9 @@ impl AbrSwitch {
     ) {
         let now = ctx.now();
         let port = &mut self.ports[i];
+        if port.erica.needs_queue() {
+            port.erica.queue_cells = abr_queue(ctx, port.link);
+        }
         port.erica.on_cell(now, vbr, forward, ccr);
         let link = port.link;
         emit(ctx, Hop { link, agent }, pkt);
@@ -371,6 +374,12 @@ impl AbrSwitch {
     }
 }
 
+/// The ABR queue (cells) waiting at `link`.
+fn abr_queue(ctx: &Ctx, link: LinkId) -> usize {
+    let q = &ctx.net.links[link as usize].qdisc;
+    q.class_len(CLASS_ABR).unwrap_or_else(|| q.len())
+}
+
 impl Agent for AbrSwitch {
     fn start(&mut self, ctx: &mut Ctx) {
         for i in 0..self.ports.len() {
@@ -422,6 +431,9 @@ impl Agent for AbrSwitch {
         let i = kind as usize;
         if i < self.ports.len() {
             if now >= self.ports[i].erica.deadline() {
+                if self.ports[i].erica.needs_queue() {
+                    self.ports[i].erica.queue_cells = abr_queue(ctx, self.ports[i].link);
+                }
                 self.ports[i].erica.end_interval(now);
             }
             self.arm(ctx, i);

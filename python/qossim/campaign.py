@@ -714,7 +714,9 @@ def _run_ray(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> 
                 )
         started = True
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(execute_job)
+        # A task lost with its node (a system failure, not a failed run: execute_job never
+        # raises for those) is retried on the nodes left.
+        remote = ray.remote(num_cpus=1, max_retries=3)(execute_job)
         refs = {remote.remote(job): job["key"] for job in jobs}
         waiting = list(refs)
         while waiting:

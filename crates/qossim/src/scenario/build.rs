@@ -196,6 +196,7 @@ fn build_world(
                         tick: tcp.tick,
                         group,
                         start_delay: start,
+                        congestion: tcp.congestion,
                         ..TcpConfig::default()
                     };
                     let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow);

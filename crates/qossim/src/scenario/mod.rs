@@ -73,7 +73,7 @@ pub struct CallsSpec {
     pub stop: Option<Time>,
 }
 
-/// TCP Reno connections with an infinite backlog (`model = "tcp"`).
+/// TCP connections with an infinite backlog (`model = "tcp"`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
     /// Segment size on the wire, bytes (40 of them header).
@@ -90,11 +90,13 @@ pub struct TcpSpec {
     pub tick: Time,
     /// Connection starts are uniform in `[start, start + start_spread]`.
     pub start_spread: Time,
+    /// Congestion control: Reno (default), NewReno or CUBIC.
+    pub congestion: crate::transport::Congestion,
 }
 
 impl Default for TcpSpec {
     /// 576-byte segments, an unlimited window, an ACK per segment, min RTO 200 ms,
-    /// initial RTO 3 s, 10 ms tick, no start spread.
+    /// initial RTO 3 s, 10 ms tick, no start spread, Reno.
     fn default() -> Self {
         TcpSpec {
             packet_size: 576,
@@ -104,6 +106,7 @@ impl Default for TcpSpec {
             init_rto: crate::time::secs(3.0),
             tick: crate::time::millis(10.0),
             start_spread: 0,
+            congestion: crate::transport::Congestion::Reno,
         }
     }
 }
@@ -719,12 +722,34 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     } else {
         Some(0)
     };
+    let congestion = if t.has("congestion") {
+        use crate::transport::{Congestion, CubicParams};
+        match t.str(cx, "congestion").as_deref() {
+            Some("reno") => Some(Congestion::Reno),
+            Some("newreno") => Some(Congestion::NewReno),
+            Some("cubic") => Some(Congestion::Cubic(CubicParams::default())),
+            Some(o) => {
+                t.error(
+                    cx,
+                    "congestion",
+                    format!(
+                        "unknown congestion control {:?}; expected \"reno\", \"newreno\" or \"cubic\"",
+                        o
+                    ),
+                );
+                None
+            }
+            None => None,
+        }
+    } else {
+        Some(d.congestion)
+    };
     for key in ["size", "interval", "stop", "jitter"] {
         if t.has(key) {
             t.error(
                 cx,
                 key,
-                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread",
+                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread, congestion",
             );
         }
     }
@@ -736,6 +761,7 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
         init_rto: init_rto?,
         tick: tick?,
         start_spread: start_spread?,
+        congestion: congestion?,
     })
 }
 
@@ -748,6 +774,7 @@ const TCP_KEYS: &[&str] = &[
     "init_rto",
     "tick",
     "start_spread",
+    "congestion",
 ];
 
 /// The keys [`read_model`] reads.

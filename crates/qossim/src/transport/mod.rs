@@ -1,9 +1,14 @@
 //! Transport protocols run by end hosts.
 //!
-//! [`TcpRenoSender`] is a TCP Reno sender with an infinite (FTP-like) backlog and
+//! [`TcpRenoSender`] is a TCP sender (Reno, NewReno or CUBIC: [`Congestion`]) with an
+//! infinite (FTP-like) backlog and
 //! [`TcpReceiver`] its sink; both are [`crate::world::Agent`]s exchanging segments and
 //! acknowledgements through the modelled network.
 
+pub mod cubic;
 pub mod tcp;
 
-pub use tcp::{Marker, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender, TcpStats};
+pub use cubic::CubicParams;
+pub use tcp::{
+    Congestion, Marker, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender, TcpStats,
+};

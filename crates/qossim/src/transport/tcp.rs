@@ -1,4 +1,4 @@
-//! TCP Reno with an infinite backlog, and its receiver.
+//! TCP Reno, NewReno and CUBIC with an infinite backlog, and its receiver.
 //!
 //! # Units and packets
 //! Sequence numbers count segments, from 0. Every data segment is `packet_size` bytes on
@@ -24,6 +24,17 @@
 //!   last fast retransmit or timeout (`snd_una >= recover`, the RFC 6582 test); this
 //!   avoids several window reductions for one window of losses. Without it, every third
 //!   duplicate ACK outside recovery triggers one.
+//! - NewReno ([`Congestion::NewReno`], RFC 6582) changes fast recovery only: an ACK of new
+//!   data that does not cover `recover` (the highest segment sent when recovery began) is
+//!   *partial*: the first unacknowledged segment is resent at once, `cwnd` is deflated by
+//!   the segments it acknowledged and one is added back, the sender stays in recovery,
+//!   and the first partial ACK restarts the retransmission timer (the RFC's "impatient"
+//!   variant). Every duplicate ACK in recovery inflates `cwnd` by one. The ACK that covers
+//!   `recover` ends recovery with `cwnd = ssthresh`.
+//! - CUBIC ([`Congestion::Cubic`], RFC 9438, see [`super::cubic`]) recovers as NewReno,
+//!   with ssthresh = max(0.7 x flight, 2) at a congestion event, and grows the window in
+//!   congestion avoidance along the cubic curve (or the Reno-friendly estimate where that
+//!   is larger), timed by a smoothed RTT of exact samples (not the 10-ms ticks).
 //! - Retransmission timeout: `ssthresh = max(floor(flight/2), 2)`, `cwnd = 1`, go-back-N
 //!   from the first unacknowledged segment, exponential backoff (the RTO doubles on each
 //!   successive timeout, up to `max_rto`).
@@ -50,6 +61,7 @@
 //! bytes, no duplicate retransmissions); goodput (in-order payload) is reported
 //! separately.
 
+use super::cubic::{Cubic, CubicParams};
 use crate::net::{marks, AgentId, FlowId, Packet, PacketKind, NONE};
 use crate::time::{to_secs, Time, NEVER, PS_PER_MS, PS_PER_S};
 use crate::traffic::PacketTemplate;
@@ -65,6 +77,29 @@ const GEN_SPAN: u32 = u32::MAX - 1;
 #[inline]
 fn next_gen(g: u32) -> u32 {
     (g + 1) % GEN_SPAN
+}
+
+/// The congestion control of a [`TcpRenoSender`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Congestion {
+    /// Reno (RFC 5681, ns-2's `Agent/TCP/Reno`): the first new ACK ends fast recovery.
+    #[default]
+    Reno,
+    /// NewReno (RFC 6582): partial ACKs keep the sender in fast recovery.
+    NewReno,
+    /// CUBIC (RFC 9438) window growth and β = 0.7 over NewReno's recovery.
+    Cubic(CubicParams),
+}
+
+impl Congestion {
+    /// The name a scenario gives it (`reno`, `newreno`, `cubic`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Congestion::Reno => "reno",
+            Congestion::NewReno => "newreno",
+            Congestion::Cubic(_) => "cubic",
+        }
+    }
 }
 
 /// Configuration of a [`TcpRenoSender`].
@@ -96,6 +131,8 @@ pub struct TcpConfig {
     pub group: u32,
     /// Delay between the agent's start and the first segment.
     pub start_delay: Time,
+    /// Congestion control (Reno unless set).
+    pub congestion: Congestion,
 }
 
 impl Default for TcpConfig {
@@ -117,6 +154,7 @@ impl Default for TcpConfig {
             max_rto: 64 * PS_PER_S,
             group: 0,
             start_delay: 0,
+            congestion: Congestion::Reno,
         }
     }
 }
@@ -183,6 +221,11 @@ pub struct TcpRenoSender {
     trace_ids: Option<[usize; 3]>,
     started: bool,
     measure_from: Time,
+    cubic: Option<Cubic>,
+    /// Smoothed RTT of exact samples, seconds (0: no sample yet), for CUBIC.
+    srtt_exact: f64,
+    /// A partial ACK has restarted the timer in this recovery (NewReno).
+    partial_seen: bool,
 }
 
 impl TcpRenoSender {
@@ -216,6 +259,12 @@ impl TcpRenoSender {
             trace_ids: None,
             started: false,
             measure_from: 0,
+            cubic: match cfg.congestion {
+                Congestion::Cubic(p) => Some(Cubic::new(p)),
+                _ => None,
+            },
+            srtt_exact: 0.0,
+            partial_seen: false,
         }
     }
 
@@ -411,6 +460,14 @@ impl TcpRenoSender {
         }
         self.rtxcur = (((self.rttvar4 << 3) + self.srtt8) >> 3) as u64 * tick;
         self.stats.rtt_samples += 1;
+        if self.cubic.is_some() {
+            let x = to_secs(now - sent);
+            self.srtt_exact = if self.srtt_exact == 0.0 {
+                x
+            } else {
+                self.srtt_exact + (x - self.srtt_exact) / 8.0
+            };
+        }
         if let Some(ids) = self.trace_ids {
             ctx.rec.push(ids[2], now, to_secs(now - sent));
         }
@@ -427,10 +484,16 @@ impl TcpRenoSender {
                 }
             }
             if self.in_recovery {
+                if self.cfg.congestion != Congestion::Reno && ack < self.recover {
+                    self.partial_ack(ack, ctx);
+                    return;
+                }
                 self.cwnd = self.ssthresh;
                 self.in_recovery = false;
             } else if self.cwnd < self.ssthresh {
                 self.cwnd += 1.0;
+            } else if let Some(c) = self.cubic.as_mut() {
+                self.cwnd = c.on_ack(ctx.now(), self.cwnd, self.srtt_exact);
             } else {
                 self.cwnd += 1.0 / self.cwnd;
             }
@@ -453,7 +516,9 @@ impl TcpRenoSender {
                 if !self.cfg.fast_retransmit_guard || self.snd_una >= self.recover {
                     self.fast_retransmit(ctx);
                 }
-            } else if self.dupacks > k && self.in_recovery {
+            } else if self.in_recovery
+                && (self.dupacks > k || self.cfg.congestion != Congestion::Reno)
+            {
                 self.cwnd += 1.0;
                 self.send_much(ctx);
                 self.trace_window(ctx);
@@ -461,10 +526,40 @@ impl TcpRenoSender {
         }
     }
 
+    /// NewReno's partial ACK `ack` (new data, below `recover`) in fast recovery.
+    fn partial_ack(&mut self, ack: u64, ctx: &mut Ctx) {
+        let ack = ack.min(self.snd_max);
+        let newly = (ack - self.snd_una) as f64;
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+        self.dupacks = 0;
+        self.timed = None;
+        self.send_segment(ack, ctx);
+        self.cwnd = (self.cwnd - newly).max(0.0) + 1.0;
+        if !self.partial_seen {
+            self.partial_seen = true;
+            self.restart_timer(ctx);
+        }
+        self.send_much(ctx);
+        self.trace_window(ctx);
+    }
+
+    /// ssthresh after a congestion event: half the flight (Reno, NewReno) or CUBIC's
+    /// β x flight.
+    fn reduced(&mut self) -> f64 {
+        match self.cubic.as_mut() {
+            Some(c) => c.congestion(self.cwnd, (self.snd_nxt - self.snd_una) as f64),
+            None => self.half_flight(),
+        }
+    }
+
     fn fast_retransmit(&mut self, ctx: &mut Ctx) {
         self.stats.fast_retransmits += 1;
         self.recover = self.snd_max;
-        self.ssthresh = self.half_flight();
+        self.partial_seen = false;
+        self.ssthresh = self.reduced();
         self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
         self.in_recovery = true;
         self.timed = None;
@@ -481,7 +576,7 @@ impl TcpRenoSender {
         }
         self.stats.timeouts += 1;
         self.recover = self.snd_max;
-        self.ssthresh = self.half_flight();
+        self.ssthresh = self.reduced();
         self.cwnd = 1.0;
         self.in_recovery = false;
         self.dupacks = 0;

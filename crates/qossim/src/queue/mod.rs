@@ -7,6 +7,7 @@
 mod codel;
 mod droptail;
 mod kind;
+pub mod pie;
 mod priority;
 mod red;
 
@@ -21,7 +22,7 @@ pub use red::{
 /// The registry of queue disciplines: every `kind` a scenario's queue table may name, in
 /// the order messages and the documentation list them. A discipline is its own file in
 /// this folder (model, declaration, tests) plus its line here.
-pub static DISCIPLINES: &[&QueueKind] = &[&DROPTAIL, &PRIORITY, &RED, &RIO, &CODEL];
+pub static DISCIPLINES: &[&QueueKind] = &[&DROPTAIL, &PRIORITY, &RED, &RIO, &CODEL, &pie::PIE];
 
 /// The discipline scenarios call `name` (its name or an alias).
 pub fn discipline(name: &str) -> Option<&'static QueueKind> {

@@ -292,6 +292,16 @@ impl Codel {
         Dequeue::Packet(pkt)
     }
 
+    /// Drops the head packet without judging it, as an overflow of a buffer this queue
+    /// shares with others (FQ-CoDel's drop from its fattest flow); `None` when empty.
+    pub fn drop_head_overflow(&mut self, drops: &mut DropLog) -> Option<Packet> {
+        let (_, pkt) = self.q.pop_front()?;
+        self.bytes -= pkt.size as u64;
+        self.counters.overflow_drops += 1;
+        drops.record(&pkt, DropCause::Overflow);
+        Some(pkt)
+    }
+
     /// The control law: the next packet to send at `now`, recording head drops in
     /// `drops`.
     pub fn pull(&mut self, now: Time, drops: &mut DropLog) -> Dequeue {

@@ -6,6 +6,7 @@
 
 mod codel;
 mod droptail;
+pub mod fq_codel;
 mod kind;
 pub mod pie;
 mod priority;
@@ -22,7 +23,15 @@ pub use red::{
 /// The registry of queue disciplines: every `kind` a scenario's queue table may name, in
 /// the order messages and the documentation list them. A discipline is its own file in
 /// this folder (model, declaration, tests) plus its line here.
-pub static DISCIPLINES: &[&QueueKind] = &[&DROPTAIL, &PRIORITY, &RED, &RIO, &CODEL, &pie::PIE];
+pub static DISCIPLINES: &[&QueueKind] = &[
+    &DROPTAIL,
+    &PRIORITY,
+    &RED,
+    &RIO,
+    &CODEL,
+    &pie::PIE,
+    &fq_codel::FQ_CODEL,
+];
 
 /// The discipline scenarios call `name` (its name or an alias).
 pub fn discipline(name: &str) -> Option<&'static QueueKind> {

@@ -27,7 +27,9 @@ def test_every_registered_queue_kind_is_listed(capsys):
     assert main(["describe"]) == 0
     out = capsys.readouterr().out
     names = [k["kind"] for k in describe.kinds()]
-    assert {"queue.droptail", "queue.red", "queue.codel", "queue.pie"} <= set(names)
+    assert {"queue.droptail", "queue.red", "queue.codel", "queue.pie", "queue.fq_codel"} <= set(
+        names
+    )
     for name in names:
         assert name in out
 

@@ -22,7 +22,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="fail if the tables are stale")
     args = parser.parse_args()
     text = DOC.read_text()
-    new = describe.splice(text, describe.markdown())
+    new = describe.splice_all(text)
     if new == text:
         return 0
     if args.check:

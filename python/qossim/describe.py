@@ -13,9 +13,21 @@ from typing import Any
 from qossim import _engine
 from qossim.errors import QossimError
 
-#: The comment lines that enclose the generated tables in ``docs/scenarios.md``.
-BEGIN_MARK = "<!-- BEGIN GENERATED: qossim describe --markdown; edit the declarations, not this -->"
-END_MARK = "<!-- END GENERATED -->"
+#: The groups of kinds, in the order the documentation gives them.
+GROUPS = ("queue", "meter")
+
+
+def begin_mark(group: str) -> str:
+    """Return the comment line that opens a group's generated tables."""
+    return (
+        f"<!-- BEGIN GENERATED {group}: qossim describe --markdown; "
+        "edit the declarations, not this -->"
+    )
+
+
+def end_mark(group: str) -> str:
+    """Return the comment line that closes a group's generated tables."""
+    return f"<!-- END GENERATED {group} -->"
 
 
 def kinds() -> list[dict[str, Any]]:
@@ -97,16 +109,24 @@ def kind_markdown(k: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def markdown() -> str:
-    """Return every kind's section, enclosed in the generated-block markers."""
-    body = "\n\n".join(kind_markdown(k) for k in kinds())
-    return f"{BEGIN_MARK}\n\n{body}\n\n{END_MARK}"
+def markdown(group: str) -> str:
+    """Return every section of ``group``, enclosed in the group's markers."""
+    body = "\n\n".join(kind_markdown(k) for k in kinds() if k["group"] == group)
+    return f"{begin_mark(group)}\n\n{body}\n\n{end_mark(group)}"
 
 
-def splice(document: str, block: str) -> str:
-    """Return ``document`` with the text between the markers replaced by ``block``."""
-    start = document.find(BEGIN_MARK)
-    end = document.find(END_MARK)
-    if start < 0 or end < start:
-        raise QossimError("the document has no generated block (its marker comments)")
-    return document[:start] + block + document[end + len(END_MARK) :]
+def splice(document: str, group: str) -> str:
+    """Return ``document`` with ``group``'s generated block rewritten."""
+    begin, end = begin_mark(group), end_mark(group)
+    start = document.find(begin)
+    stop = document.find(end)
+    if start < 0 or stop < start:
+        raise QossimError(f"the document has no generated block for {group!r}")
+    return document[:start] + markdown(group) + document[stop + len(end) :]
+
+
+def splice_all(document: str) -> str:
+    """Return ``document`` with every group's generated block rewritten."""
+    for group in GROUPS:
+        document = splice(document, group)
+    return document

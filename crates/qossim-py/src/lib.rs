@@ -101,10 +101,10 @@ fn version() -> &'static str {
 }
 
 /// The registered components and their declared parameters, as JSON text: a list of
-/// `{kind, name, aliases, title, doc, params}` (see `qossim::queue::describe`).
+/// `{kind, group, name, aliases, title, doc, params}` (see `qossim::decl::catalogue`).
 #[pyfunction]
 fn describe() -> String {
-    qossim::queue::describe().to_string()
+    qossim::decl::catalogue().to_string()
 }
 
 /// Validates scenario text; returns the list of problems (empty when valid), each

@@ -222,11 +222,10 @@ impl Param {
         let above_zero = x > 0.0;
         let positive = || {
             if self.ty == Type::Size {
-                let eg = match self.default {
-                    Absent::Is(d) => d,
-                    _ => "1500B",
-                };
-                format!("must be a positive size, e.g. {eg:?}")
+                match self.default {
+                    Absent::Is(d) => format!("must be a positive size, e.g. {d:?}"),
+                    _ => "must be at least one byte".to_string(),
+                }
             } else {
                 "must be positive".to_string()
             }
@@ -481,6 +480,61 @@ pub fn validate(
 /// No relations between parameters.
 pub fn no_rules(_: &Values) -> Vec<Problem> {
     Vec::new()
+}
+
+/// One component kind as JSON: `{kind: "GROUP.NAME", group, name, aliases, title, doc,
+/// params: [{key, type, unit, default, required, bounds, allowed, doc}]}`.
+pub fn describe_kind(
+    group: &str,
+    name: &str,
+    aliases: &[&str],
+    title: &str,
+    doc: &str,
+    params: &[Param],
+) -> serde_json::Value {
+    use serde_json::json;
+    let params: Vec<serde_json::Value> = params
+        .iter()
+        .map(|p| {
+            let allowed: Vec<&str> = match p.ty {
+                Type::Choice(a) => a.to_vec(),
+                _ => Vec::new(),
+            };
+            json!({
+                "key": p.key,
+                "type": p.ty.name(),
+                "unit": p.unit,
+                "default": p.default_text(),
+                "required": p.default == Absent::Required,
+                "bounds": p.bounds_text(),
+                "allowed": allowed,
+                "doc": p.doc,
+            })
+        })
+        .collect();
+    json!({
+        "kind": format!("{group}.{name}"),
+        "group": group,
+        "name": name,
+        "aliases": aliases,
+        "title": title,
+        "doc": doc,
+        "params": params,
+    })
+}
+
+/// Every registered component kind with its declared parameters, as a JSON list (what
+/// `qossim describe` prints and the documentation's reference tables are made from):
+/// the queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
+/// ([`crate::meter::METERS`]).
+pub fn catalogue() -> serde_json::Value {
+    let mut all = crate::queue::describe();
+    all.extend(
+        crate::meter::METERS
+            .iter()
+            .map(|k| describe_kind("meter", k.name, &[], k.title, k.doc, k.params)),
+    );
+    serde_json::Value::Array(all)
 }
 
 #[cfg(test)]

@@ -54,44 +54,11 @@ impl std::fmt::Debug for QueueKind {
     }
 }
 
-/// Every registered queue discipline with its declared parameters, as JSON (what
-/// `qossim describe` prints and the documentation's reference tables are made from):
-/// a list of `{kind, name, aliases, title, doc, params: [{key, type, unit, default,
-/// bounds, doc}]}`, `kind` being `queue.NAME`.
-pub fn describe() -> serde_json::Value {
-    use serde_json::json;
-    let kinds: Vec<serde_json::Value> = super::DISCIPLINES
+/// Every registered queue discipline with its declared parameters, as JSON entries of
+/// [`crate::decl::catalogue`] (group `queue`).
+pub fn describe() -> Vec<serde_json::Value> {
+    super::DISCIPLINES
         .iter()
-        .map(|k| {
-            let params: Vec<serde_json::Value> = k
-                .params
-                .iter()
-                .map(|p| {
-                    let allowed: Vec<&str> = match p.ty {
-                        crate::decl::Type::Choice(a) => a.to_vec(),
-                        _ => Vec::new(),
-                    };
-                    json!({
-                        "key": p.key,
-                        "type": p.ty.name(),
-                        "unit": p.unit,
-                        "default": p.default_text(),
-                        "required": p.default == crate::decl::Absent::Required,
-                        "bounds": p.bounds_text(),
-                        "allowed": allowed,
-                        "doc": p.doc,
-                    })
-                })
-                .collect();
-            json!({
-                "kind": k.qualified(),
-                "name": k.name,
-                "aliases": k.aliases,
-                "title": k.title,
-                "doc": k.doc,
-                "params": params,
-            })
-        })
-        .collect();
-    serde_json::Value::Array(kinds)
+        .map(|k| crate::decl::describe_kind("queue", k.name, k.aliases, k.title, k.doc, k.params))
+        .collect()
 }

@@ -100,18 +100,20 @@ const KEYS: &[&str] = &[
     "link", "traffic",
 ];
 
-/// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the registry
-/// of queue disciplines, every kind (as a name and as a table), every parameter key and
-/// every fixed default.
+/// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
+/// registries of queue disciplines and of meters, every kind (as a name and as a table),
+/// every parameter key and every fixed default.
 fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
     V.get_or_init(|| {
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
         let mut keys: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
-        for k in qossim::queue::DISCIPLINES {
-            values.push(format!("{:?}", k.name));
-            values.push(format!("{{ kind = {:?} }}", k.name));
-            for p in k.params {
+        let queues = qossim::queue::DISCIPLINES.iter().map(|k| (k.name, k.params));
+        let meters = qossim::meter::METERS.iter().map(|k| (k.name, k.params));
+        for (name, params) in queues.chain(meters) {
+            values.push(format!("{name:?}"));
+            values.push(format!("{{ kind = {name:?} }}"));
+            for p in params {
                 if !keys.iter().any(|x| x == p.key) {
                     keys.push(p.key.to_string());
                 }
@@ -122,7 +124,7 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
                         | qossim::decl::Type::Bool => d.to_string(),
                         _ => format!("{d:?}"),
                     });
-                    values.push(format!("{{ kind = {:?}, {} = {d:?} }}", k.name, p.key));
+                    values.push(format!("{{ kind = {name:?}, {} = {d:?} }}", p.key));
                 }
             }
         }

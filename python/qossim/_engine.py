@@ -70,6 +70,18 @@ def core_version() -> str:
     return str(_backend().version())
 
 
+def describe() -> list[dict[str, Any]]:
+    """Return the registered components and their declared parameters.
+
+    One dict per kind: ``kind`` (``queue.NAME``), ``name``, ``aliases``, ``title``,
+    ``doc`` and ``params``, a list of dicts with ``key``, ``type``, ``unit``,
+    ``default``, ``required``, ``bounds``, ``allowed`` and ``doc``.
+    """
+    import json
+
+    return list(json.loads(_backend().describe()))
+
+
 def validate(text: str, filename: str, overrides: Overrides) -> list[str]:
     """Validate a scenario; return its diagnostics (an empty list when valid).
 

@@ -132,6 +132,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_describe(args: argparse.Namespace) -> int:
+    """List every registered kind, or print one kind's declared parameters."""
+    from qossim import describe
+
+    if args.markdown:
+        print(
+            describe.markdown()
+            if args.kind is None
+            else describe.kind_markdown(describe.find(args.kind))
+        )
+    elif args.kind is None:
+        print(describe.list_text())
+    else:
+        print(describe.kind_text(describe.find(args.kind)))
+    return EXIT_OK
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a campaign's missing runs and print a short account of it.
 
@@ -576,6 +593,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="scenario TOML file")
     add_set(p)
     p.set_defaults(handler=cmd_validate)
+
+    p = sub.add_parser("describe", help="list the components, or one's parameters")
+    p.add_argument("kind", nargs="?", help="a kind such as queue.pie (default: list every kind)")
+    p.add_argument("--markdown", action="store_true", help="print the reference tables")
+    p.set_defaults(handler=cmd_describe)
 
     p = sub.add_parser("sweep", help="run a campaign (scenario x grid x seeds)")
     p.add_argument("campaign", help="campaign TOML file")

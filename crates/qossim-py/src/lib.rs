@@ -100,6 +100,13 @@ fn version() -> &'static str {
     qossim::VERSION
 }
 
+/// The registered components and their declared parameters, as JSON text: a list of
+/// `{kind, group, name, aliases, title, doc, params}` (see `qossim::decl::catalogue`).
+#[pyfunction]
+fn describe() -> String {
+    qossim::decl::catalogue().to_string()
+}
+
 /// Validates scenario text; returns the list of problems (empty when valid), each
 /// formatted `FILE:LINE: key.path: reason`.
 #[pyfunction]
@@ -231,6 +238,7 @@ fn run(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod decl;
 pub mod engine;
 pub mod mechanisms;
 pub mod meter;

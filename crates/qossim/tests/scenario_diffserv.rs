@@ -128,6 +128,15 @@ fn good_keys_are_read() {
     }
 }
 
+/// The registry's queue kinds as the "unknown kind" message lists them.
+fn registered_kinds() -> String {
+    let names: Vec<String> = qossim::queue::DISCIPLINES
+        .iter()
+        .map(|k| k.name.to_string())
+        .collect();
+    qossim::decl::or_list(&names)
+}
+
 #[test]
 fn red_and_rio_keys_are_validated() {
     let rio = r#"queue = { kind = "rio", params = "20/40/0.05 30/40/0.02", limit = "60p", mean_pkt_size = "576B" }"#;
@@ -137,7 +146,7 @@ fn red_and_rio_keys_are_validated() {
         &with(r#"queue = { kind = "rio", params = "40/20/0.05 30/40/0.02" }"#),
         at,
         "links.r0-r1.queue.params",
-        "min_th < max_th",
+        "RED curve 40/20/0.05: min_th: must be below max_th (40 >= 20)",
     );
     bad(
         &with(r#"queue = { kind = "rio", params = "20/40/0.05" }"#),
@@ -223,7 +232,10 @@ fn red_and_rio_keys_are_validated() {
         &with(r#"queue = { kind = "wred" }"#),
         at,
         "links.r0-r1.queue.kind",
-        "use droptail, priority, red, rio or codel",
+        &format!(
+            "unknown queue kind \"wred\" (did you mean \"red\"?); use {}",
+            registered_kinds()
+        ),
     );
 }
 

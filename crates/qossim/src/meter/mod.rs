@@ -23,11 +23,13 @@
 //! a packet without it is OUT.
 
 mod flow_profiler;
+mod kind;
 mod policer;
 mod token_bucket;
 mod tsw;
 
 pub use flow_profiler::FlowProfiler;
+pub use kind::{MeterKind, METERS, POLICER, TOKEN_BUCKET, TSW};
 pub use policer::{FlowPolicing, Policer};
 pub use token_bucket::{TokenBucket, TokenBucketProfiler, TOKEN_UNITS_PER_BYTE};
 pub use tsw::{OutRule, TswProfiler};

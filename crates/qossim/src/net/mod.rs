@@ -124,6 +124,10 @@ pub struct Link {
     counted: [(&'static str, u16); MARK_COUNTERS],
     busy: bool,
     wake_pending: bool,
+    /// The discipline runs a timer ([`QueueDisc::timer`]).
+    timed: bool,
+    /// When the discipline's timer event is scheduled (`Time::MAX`: none).
+    timer_at: Time,
     in_flight: VecDeque<(Time, Packet)>,
     /// Packets on the wire to a plain sink at the far end, counted as delivered when the
     /// run passes their arrival, without an event (see [`Landing`]); in arrival order.
@@ -582,6 +586,7 @@ impl Network {
         qdisc: Box<dyn QueueDisc>,
     ) -> LinkId {
         assert!(rate_bps > 0, "link {name}: rate must be positive");
+        let timed = qdisc.timer().is_some();
         self.links.push(Link {
             name: name.to_string(),
             from,
@@ -595,6 +600,8 @@ impl Network {
             counted: [("", 0); MARK_COUNTERS],
             busy: false,
             wake_pending: false,
+            timed,
+            timer_at: Time::MAX,
             in_flight: VecDeque::new(),
             landing: VecDeque::new(),
             lands: !self.no_fast_path && self.nodes[to as usize].taps.is_empty(),
@@ -864,6 +871,7 @@ impl Network {
     pub fn refresh_fast_path(&mut self, link: LinkId) {
         let l = &mut self.links[link as usize];
         l.hooks_seen = l.hooks.len();
+        l.timed = l.qdisc.timer().is_some();
         l.fast = if self.no_fast_path || l.hooks.iter().any(|h| h.wants_departures()) {
             None
         } else {
@@ -1206,6 +1214,9 @@ impl Network {
             return;
         }
         l.qdisc.enqueue(pkt, now, &mut l.stats.drops);
+        if l.timed {
+            Self::arm_timer(l, link, sched);
+        }
         let q = l.qdisc.len();
         l.stats.queue_avg.set(now, q as f64);
         // A transmission ending at this very instant starts the next packet now: one of
@@ -1304,6 +1315,21 @@ impl Network {
                 }
             }
         }
+        if l.timed {
+            Self::arm_timer(l, id, sched);
+        }
+    }
+
+    /// Schedules the discipline's timer event (`kind` 2) if it asks for one earlier than
+    /// the one scheduled. An event superseded this way finds, when it runs, a later
+    /// `timer_at` and is ignored.
+    fn arm_timer<Q: crate::engine::EventQueue>(l: &mut Link, id: LinkId, sched: &mut Scheduler<Q>) {
+        if let Some(t) = l.qdisc.timer() {
+            if t < l.timer_at {
+                l.timer_at = t;
+                sched.at(t.max(sched.now()), Event::new(Target::Port(id), 2));
+            }
+        }
     }
 
     /// Starts transmitting `pkt` now (general path).
@@ -1353,8 +1379,8 @@ impl Network {
         Self::start_tx::<Q, true>(l, id, sched, tr, land);
     }
 
-    /// Handles a port event: end of a transmission (`kind` 0) or a queue discipline's
-    /// wake-up (`kind` 1).
+    /// Handles a port event: end of a transmission (`kind` 0), a queue discipline's
+    /// wake-up (`kind` 1) or its timer (`kind` 2, see [`QueueDisc::timer`]).
     #[inline]
     pub fn port_event<Q: crate::engine::EventQueue>(
         &mut self,
@@ -1363,7 +1389,23 @@ impl Network {
         sched: &mut Scheduler<Q>,
     ) {
         let l = &mut self.links[link as usize];
-        if kind == 0 {
+        if kind == 2 {
+            // The discipline's timer.
+            let now = sched.now();
+            if now < l.timer_at {
+                return;
+            }
+            l.timer_at = Time::MAX;
+            let before = l.qdisc.len();
+            l.qdisc.on_timer(now, &mut l.stats.drops);
+            if l.qdisc.len() != before {
+                l.stats.queue_avg.set(now, l.qdisc.len() as f64);
+            }
+            Self::arm_timer(l, link, sched);
+            if l.busy || l.wake_pending || l.qdisc.is_empty() {
+                return;
+            }
+        } else if kind == 0 {
             l.busy = false;
         } else {
             l.wake_pending = false;

@@ -37,9 +37,11 @@
 //! `floor(sqrt(floor(x))) = floor(sqrt(x))`), so schedules are identical on every platform
 //! and the spacing is the true value rounded down to the picosecond.
 
-use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc};
+use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
+use crate::decl::{limit_value, Absent, Bounds, Param, Problem, Type, Value, Values};
 use crate::packet::Packet;
-use crate::time::{Time, PS_PER_MS};
+use crate::scenario::QueueSpec;
+use crate::time::Time;
 use std::collections::VecDeque;
 
 /// Parameters of a [`Codel`] queue.
@@ -61,33 +63,80 @@ impl CodelParams {
     /// The RFC's defaults (target 5 ms, interval 100 ms, MTU 1500 bytes) with `limit`.
     pub fn new(limit: Limit) -> Self {
         CodelParams {
-            target: 5 * PS_PER_MS,
-            interval: 100 * PS_PER_MS,
-            mtu: 1500,
             limit,
+            ..Self::from_values(&crate::decl::defaults(CODEL.params))
         }
     }
 
-    /// Checks `0 < target < interval`, `interval <= 1000 s`, `mtu > 0` and a nonzero
-    /// limit.
+    /// Checks the parameters against their declaration ([`CODEL`]): `Err("key:
+    /// reason")` for the first problem.
     pub fn validate(&self) -> Result<(), String> {
-        if self.target == 0 {
-            return Err("target must be positive".into());
-        }
-        if self.interval <= self.target {
-            return Err("interval must be longer than target".into());
-        }
-        if self.interval > 1000 * 1000 * PS_PER_MS {
-            return Err("interval must be at most 1000s".into());
-        }
-        if self.mtu == 0 {
-            return Err("mtu must be positive".into());
-        }
-        if matches!(self.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err("limit must be positive".into());
-        }
-        Ok(())
+        crate::decl::validate(CODEL.params, &self.values(), codel_rules)
     }
+
+    /// The parameters as declared values.
+    pub fn values(&self) -> Values {
+        Values(vec![
+            ("limit", limit_value(self.limit)),
+            ("target", Value::Time(self.target)),
+            ("interval", Value::Time(self.interval)),
+            ("mtu", Value::Size(self.mtu as u64)),
+        ])
+    }
+
+    /// Parameters from declared values (every key set, see [`crate::decl::defaults`]).
+    pub fn from_values(v: &Values) -> Self {
+        CodelParams {
+            target: v.time("target"),
+            interval: v.time("interval"),
+            mtu: v.count("mtu") as u32,
+            limit: v.limit("limit"),
+        }
+    }
+}
+
+/// CoDel as scenarios name it (`kind = "codel"`).
+pub static CODEL: QueueKind = QueueKind {
+    name: "codel",
+    aliases: &[],
+    title: "CoDel",
+    doc: "Controlled delay (RFC 8289): drops at the head once packets have waited over target for an interval.",
+    params: &[
+        Param::new("limit", Type::Limit, Absent::Is("1000p"), "Buffer; arrivals beyond it are dropped at the tail.")
+            .unit("p or B")
+            .bounds(Bounds::Positive),
+        Param::new("target", Type::Time, Absent::Is("5ms"), "Acceptable standing sojourn time.")
+            .unit("s")
+            .bounds(Bounds::Positive),
+        Param::new("interval", Type::Time, Absent::Is("100ms"), "How long the sojourn must stay above target before dropping; base of the drop spacing.")
+            .unit("s")
+            .bounds(Bounds::PositiveAtMost(1000.0)),
+        Param::new("mtu", Type::Size, Absent::Is("1500B"), "A queue of at most this many bytes is never judged standing.")
+            .unit("B")
+            .bounds(Bounds::PositiveAtMost(u32::MAX as f64)),
+    ],
+    rules: codel_rules,
+    spec: |v| QueueSpec::Codel(CodelParams::from_values(&v)),
+    build: |q, _| match q {
+        QueueSpec::Codel(p) => Box::new(Codel::new(*p)),
+        q => unreachable!("CoDel asked to build {q:?}"),
+    },
+};
+
+/// The interval must be longer than the target.
+fn codel_rules(v: &Values) -> Vec<Problem> {
+    let (target, interval) = (v.time("target"), v.time("interval"));
+    if interval <= target {
+        return vec![(
+            "interval",
+            format!(
+                "must be longer than target ({}s <= {}s)",
+                crate::time::to_secs(interval),
+                crate::time::to_secs(target)
+            ),
+        )];
+    }
+    Vec::new()
 }
 
 /// `floor(interval / sqrt(count))` in picoseconds, exactly (see the module notes); for
@@ -243,6 +292,16 @@ impl Codel {
         Dequeue::Packet(pkt)
     }
 
+    /// Drops the head packet without judging it, as an overflow of a buffer this queue
+    /// shares with others (FQ-CoDel's drop from its fattest flow); `None` when empty.
+    pub fn drop_head_overflow(&mut self, drops: &mut DropLog) -> Option<Packet> {
+        let (_, pkt) = self.q.pop_front()?;
+        self.bytes -= pkt.size as u64;
+        self.counters.overflow_drops += 1;
+        drops.record(&pkt, DropCause::Overflow);
+        Some(pkt)
+    }
+
     /// The control law: the next packet to send at `now`, recording head drops in
     /// `drops`.
     pub fn pull(&mut self, now: Time, drops: &mut DropLog) -> Dequeue {
@@ -346,7 +405,7 @@ impl QueueDisc for Codel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::PS_PER_US;
+    use crate::time::{PS_PER_MS, PS_PER_US};
 
     const MS: Time = PS_PER_MS;
 

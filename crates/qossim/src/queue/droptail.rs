@@ -1,9 +1,41 @@
 //! First-in first-out with tail drop.
 
-use super::{Dequeue, DropCause, DropLog, QueueDisc};
+use super::{Dequeue, DropCause, DropLog, QueueDisc, QueueKind};
+use crate::decl::{no_rules, Absent, Param, Type, Value};
 use crate::packet::Packet;
+use crate::scenario::units::QueueLimit;
+use crate::scenario::QueueSpec;
 use crate::time::Time;
 use std::collections::VecDeque;
+
+/// Drop-tail as scenarios name it (`kind = "droptail"`, also `"fifo"`).
+pub static DROPTAIL: QueueKind = QueueKind {
+    name: "droptail",
+    aliases: &["fifo"],
+    title: "drop-tail",
+    doc: "First in, first out; arrivals that do not fit are dropped.",
+    params: &[Param::new(
+        "limit",
+        Type::Limit,
+        Absent::Is("1000p"),
+        "Buffer: waiting packets (\"100p\") or bytes (\"64KB\"); zero makes a loss system.",
+    )
+    .unit("p or B")],
+    rules: no_rules,
+    spec: |v| QueueSpec::DropTail {
+        limit: match v.get("limit") {
+            Some(Value::Bytes(b)) => QueueLimit::Bytes(*b),
+            _ => QueueLimit::Packets(v.count("limit")),
+        },
+    },
+    build: |q, _| match q {
+        QueueSpec::DropTail { limit } => Box::new(DropTail::new(match limit {
+            QueueLimit::Packets(p) => Limit::Packets(*p as usize),
+            QueueLimit::Bytes(b) => Limit::Bytes(*b),
+        })),
+        q => unreachable!("drop-tail asked to build {q:?}"),
+    },
+};
 
 /// A queue limit.
 #[derive(Clone, Copy, Debug, PartialEq)]

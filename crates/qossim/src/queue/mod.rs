@@ -6,15 +6,40 @@
 
 mod codel;
 mod droptail;
+pub mod fq_codel;
+mod kind;
+pub mod pie;
 mod priority;
 mod red;
 
-pub use codel::{codel_spacing, Codel, CodelCounters, CodelParams};
-pub use droptail::{DropTail, Limit};
-pub use priority::{Priority, TopClassLimit};
+pub use codel::{codel_spacing, Codel, CodelCounters, CodelParams, CODEL};
+pub use droptail::{DropTail, Limit, DROPTAIL};
+pub use kind::{describe, LinkEnv, QueueKind};
+pub use priority::{Priority, TopClassLimit, PRIORITY};
 pub use red::{
-    red_drop_probability, Red, RedCounters, RedCurve, RedParams, Rio, RioMode, RioParams,
+    red_drop_probability, Red, RedCounters, RedCurve, RedParams, Rio, RioMode, RioParams, RED, RIO,
 };
+
+/// The registry of queue disciplines: every `kind` a scenario's queue table may name, in
+/// the order messages and the documentation list them. A discipline is its own file in
+/// this folder (model, declaration, tests) plus its line here.
+pub static DISCIPLINES: &[&QueueKind] = &[
+    &DROPTAIL,
+    &PRIORITY,
+    &RED,
+    &RIO,
+    &CODEL,
+    &pie::PIE,
+    &fq_codel::FQ_CODEL,
+];
+
+/// The discipline scenarios call `name` (its name or an alias).
+pub fn discipline(name: &str) -> Option<&'static QueueKind> {
+    DISCIPLINES
+        .iter()
+        .copied()
+        .find(|k| k.name == name || k.aliases.contains(&name))
+}
 
 use crate::packet::Packet;
 use crate::time::Time;
@@ -73,6 +98,16 @@ pub trait QueueDisc {
     fn fifo_limit(&self) -> Option<Limit> {
         None
     }
+    /// When the discipline next wants [`QueueDisc::on_timer`] called (a control law on
+    /// its own clock), or `None`. The port asks after every enqueue, dequeue and timer
+    /// call and keeps one event scheduled at the earliest time asked for; a discipline
+    /// that ever answers `Some` must answer `Some` from its construction.
+    fn timer(&self) -> Option<Time> {
+        None
+    }
+    /// Runs what is due at `now` (at or after the time [`QueueDisc::timer`] gave; a
+    /// call with nothing due must change nothing). Drops it makes go in `drops`.
+    fn on_timer(&mut self, _now: Time, _drops: &mut DropLog) {}
     /// Gives access to the concrete type.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }

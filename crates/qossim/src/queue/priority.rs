@@ -1,10 +1,69 @@
 //! Strict priority over N classes, with an optional rate limit on the top class and
 //! push-out of lower-class packets when the shared buffer is full.
 
-use super::{Dequeue, DropCause, DropLog, QueueDisc};
+use super::{Dequeue, DropCause, DropLog, QueueDisc, QueueKind};
+use crate::decl::{Absent, Bounds, Param, Problem, Type, Values};
 use crate::packet::Packet;
+use crate::scenario::QueueSpec;
 use crate::time::{drain_time, Time};
 use std::collections::VecDeque;
+
+/// Strict priority as scenarios name it (`kind = "priority"`).
+pub static PRIORITY: QueueKind = QueueKind {
+    name: "priority",
+    aliases: &[],
+    title: "priority",
+    doc: "Strict priority over classes sharing one buffer, with optional push-out and a rate limit on the top class.",
+    params: &[
+        Param::new("classes", Type::Integer, Absent::Is("2"), "Number of classes; classes at or above it share the top band.")
+            .bounds(Bounds::Between(1.0, 8.0)),
+        Param::new("limit", Type::PacketLimit, Absent::Is("1000p"), "Buffer shared by all classes.")
+            .unit("p"),
+        Param::new("push_out", Type::Bool, Absent::Is("false"), "A full buffer evicts the newest packet of the lowest lower class."),
+        Param::new("top_rate", Type::Rate, Absent::Derived("none (no limit)"), "Token rate limiting the top class (give top_depth with it).")
+            .unit("bit/s"),
+        Param::new("top_depth", Type::Size, Absent::Derived("none (no limit)"), "Token bucket depth of the top class's limit.")
+            .unit("B"),
+    ],
+    rules: priority_rules,
+    spec: |v| QueueSpec::Priority {
+        classes: v.count("classes"),
+        limit: v.count("limit"),
+        push_out: v.bool("push_out"),
+        top: v
+            .get("top_rate")
+            .is_some()
+            .then(|| (v.count("top_rate"), v.count("top_depth"))),
+    },
+    build: |q, _| match q {
+        QueueSpec::Priority {
+            classes,
+            limit,
+            push_out,
+            top,
+        } => Box::new(Priority::new(
+            *classes as usize,
+            *limit as usize,
+            *push_out,
+            top.map(|(rate_bps, depth_bytes)| TopClassLimit {
+                rate_bps,
+                depth_bytes,
+            }),
+        )),
+        q => unreachable!("priority asked to build {q:?}"),
+    },
+};
+
+/// The top class's rate limit needs both its rate and its depth.
+fn priority_rules(v: &Values) -> Vec<Problem> {
+    if v.get("top_rate").is_some() != v.get("top_depth").is_some() {
+        return vec![(
+            "top_rate",
+            "give both top_rate and top_depth to rate-limit the top class".into(),
+        )];
+    }
+    Vec::new()
+}
 
 /// A token-bucket rate limit on the highest class.
 #[derive(Clone, Copy, Debug)]

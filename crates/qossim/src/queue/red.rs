@@ -48,9 +48,11 @@
 //! clamped to 1 as in RED. Thresholds are in packets; byte mode changes the drop
 //! probability, not the unit of the queue.
 
-use super::{Dequeue, DropCause, DropLog, QueueDisc};
+use super::{Dequeue, DropCause, DropLog, QueueDisc, QueueKind};
+use crate::decl::{self, Absent, Bounds, Param, Problem, Type, Value, Values};
 use crate::packet::{marks, Packet};
 use crate::rng::Rng;
+use crate::scenario::QueueSpec;
 use crate::time::{Time, PS_PER_S};
 use std::collections::VecDeque;
 
@@ -106,22 +108,20 @@ impl RedCurve {
         Ok(c)
     }
 
-    /// Checks `0 <= min_th < max_th` and `0 < max_p <= 1`.
+    /// Checks the curve against RED's declared `min_th`, `max_th` and `max_p`
+    /// (`0 <= min_th < max_th`, `0 < max_p <= 1`).
     pub fn validate(&self) -> Result<(), String> {
-        let ok = self.min_th.is_finite()
-            && self.max_th.is_finite()
-            && self.min_th >= 0.0
-            && self.min_th < self.max_th
-            && self.max_p > 0.0
-            && self.max_p <= 1.0;
-        if ok {
-            Ok(())
-        } else {
-            Err(format!(
-                "RED curve {}/{}/{}: need 0 <= min_th < max_th and 0 < max_p <= 1",
+        let v = Values(vec![
+            ("min_th", Value::Number(self.min_th)),
+            ("max_th", Value::Number(self.max_th)),
+            ("max_p", Value::Number(self.max_p)),
+        ]);
+        decl::validate(RED.params, &v, red_rules).map_err(|e| {
+            format!(
+                "RED curve {}/{}/{}: {e}",
                 self.min_th, self.max_th, self.max_p
-            ))
-        }
+            )
+        })
     }
 
     /// The average from which every packet is dropped: `max_th`, or `2 max_th` if gentle.
@@ -382,12 +382,13 @@ impl RedParams {
     /// RED with the given curve and limit; `w_q` = 0.002, packet mode, mean packet size
     /// 500 bytes (ns-2's default), no idle correction until [`RedParams::with_link`].
     pub fn new(curve: RedCurve, limit: usize) -> Self {
+        let d = decl::defaults(RED.params);
         RedParams {
             curve,
-            w_q: 0.002,
+            w_q: d.number("w_q"),
             limit,
-            byte_mode: false,
-            mean_pkt_size: 500,
+            byte_mode: d.bool("byte_mode"),
+            mean_pkt_size: d.count("mean_pkt_size") as u32,
             link_rate_bps: 0,
         }
     }
@@ -411,26 +412,183 @@ impl RedParams {
         self
     }
 
-    /// Checks every field.
+    /// Checks every field against RED's declaration ([`RED`]): `Err("key: reason")`.
     pub fn validate(&self) -> Result<(), String> {
-        self.curve.validate()?;
-        validate_common("RED", self.w_q, self.limit, self.mean_pkt_size)
+        decl::validate(RED.params, &self.values(), red_rules)
+    }
+
+    /// The parameters as declared values (the link rate is not a parameter).
+    pub fn values(&self) -> Values {
+        let c = &self.curve;
+        Values(vec![
+            ("min_th", Value::Number(c.min_th)),
+            ("max_th", Value::Number(c.max_th)),
+            ("max_p", Value::Number(c.max_p)),
+            ("w_q", Value::Number(self.w_q)),
+            ("gentle", Value::Bool(c.gentle)),
+            ("byte_mode", Value::Bool(self.byte_mode)),
+            ("mean_pkt_size", Value::Size(self.mean_pkt_size as u64)),
+            ("limit", Value::Packets(self.limit as u64)),
+        ])
     }
 }
 
-/// The checks RED and RIO parameters share: averaging weight, queue limit, mean size.
-fn validate_common(what: &str, w_q: f64, limit: usize, mean_pkt_size: u32) -> Result<(), String> {
-    if !(w_q > 0.0 && w_q <= 1.0) {
-        return Err(format!("{what}: w_q = {w_q} must be in (0, 1]"));
-    }
-    if limit == 0 {
-        return Err(format!("{what}: limit must be at least one packet"));
-    }
-    if mean_pkt_size == 0 {
-        return Err(format!("{what}: mean packet size must be positive"));
-    }
-    Ok(())
+/// The EWMA weight RED and RIO share.
+const W_Q: Param = Param::new(
+    "w_q",
+    Type::Number,
+    Absent::Is("0.002"),
+    "Weight of the newest queue length in the average (1: the instantaneous queue).",
+)
+.bounds(Bounds::AboveUpTo(0.0, 1.0));
+/// The gentle option RED and RIO share.
+const GENTLE: Param = Param::new(
+    "gentle",
+    Type::Bool,
+    Absent::Is("false"),
+    "Between max_th and 2 max_th the probability rises from max_p to 1.",
+);
+/// The byte mode RED and RIO share.
+const BYTE_MODE: Param = Param::new(
+    "byte_mode",
+    Type::Bool,
+    Absent::Is("false"),
+    "The drop probability scales with the packet's size over mean_pkt_size.",
+);
+/// The mean packet size RED and RIO share.
+const MEAN_PKT_SIZE: Param = Param::new(
+    "mean_pkt_size",
+    Type::Size,
+    Absent::Is("500B"),
+    "Mean packet size, for byte mode and the idle-time correction.",
+)
+.unit("B")
+.bounds(Bounds::PositiveAtMost(u32::MAX as f64));
+/// A threshold on the average queue.
+const fn threshold(key: &'static str, doc: &'static str) -> Param {
+    Param::new(key, Type::Number, Absent::Required, doc)
+        .unit("packets")
+        .bounds(Bounds::AtLeast(0.0))
 }
+
+/// RED as scenarios name it (`kind = "red"`).
+pub static RED: QueueKind = QueueKind {
+    name: "red",
+    aliases: &[],
+    title: "RED",
+    doc: "Random Early Detection: early drops with a probability rising with the average queue.",
+    params: &[
+        threshold(
+            "min_th",
+            "a threshold on the average queue: no early drop below it",
+        ),
+        threshold(
+            "max_th",
+            "a threshold on the average queue: the probability reaches max_p there",
+        ),
+        Param::new(
+            "max_p",
+            Type::Number,
+            Absent::Required,
+            "drop probability at max_th, e.g. 0.1",
+        )
+        .bounds(Bounds::AboveUpTo(0.0, 1.0)),
+        W_Q,
+        GENTLE,
+        BYTE_MODE,
+        MEAN_PKT_SIZE,
+        Param::new(
+            "limit",
+            Type::PacketLimit,
+            Absent::Is("1000p"),
+            "Physical buffer; arrivals beyond it overflow.",
+        )
+        .unit("p")
+        .bounds(Bounds::Positive),
+    ],
+    rules: red_rules,
+    spec: |v| {
+        let curve = RedCurve::new(v.number("min_th"), v.number("max_th"), v.number("max_p"))
+            .gentle(v.bool("gentle"));
+        let mut p = RedParams::new(curve, v.count("limit") as usize)
+            .with_w_q(v.number("w_q"))
+            .with_byte_mode(v.bool("byte_mode"));
+        p.mean_pkt_size = v.count("mean_pkt_size") as u32;
+        QueueSpec::Red(p)
+    },
+    build: |q, env| match q {
+        QueueSpec::Red(p) => Box::new(Red::new(
+            p.with_link(env.rate_bps, p.mean_pkt_size),
+            (env.rng)(),
+        )),
+        q => unreachable!("RED asked to build {q:?}"),
+    },
+};
+
+/// The lower threshold must be below the upper one.
+fn red_rules(v: &Values) -> Vec<Problem> {
+    let (lo, hi) = (v.number("min_th"), v.number("max_th"));
+    if lo >= hi {
+        return vec![("min_th", format!("must be below max_th ({lo} >= {hi})"))];
+    }
+    Vec::new()
+}
+
+/// RIO as scenarios name it (`kind = "rio"`).
+pub static RIO: QueueKind = QueueKind {
+    name: "rio",
+    aliases: &[],
+    title: "RIO",
+    doc: "RED with In and Out: IN-profile packets judged on their own curve and average.",
+    params: &[
+        Param::new(
+            "params",
+            Type::Text,
+            Absent::Required,
+            "\"minth_out/maxth_out/maxp_out minth_in/maxth_in/maxp_in\", e.g. \"420/840/0.05 500/840/0.02\"",
+        )
+        .unit("packets"),
+        Param::new(
+            "mode",
+            Type::Choice(&["coupled", "decoupled"]),
+            Absent::Is("coupled"),
+            "OUT packets see the total average (coupled) or the OUT-only average.",
+        ),
+        W_Q,
+        GENTLE,
+        BYTE_MODE,
+        MEAN_PKT_SIZE,
+        Param::new("limit", Type::PacketLimit, Absent::Derived("the larger max_th, rounded up"), "Physical buffer (IN and OUT together).")
+            .unit("p")
+            .bounds(Bounds::Positive),
+    ],
+    rules: |v| match RioParams::parse(v.text("params")) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![("params", e)],
+    },
+    spec: |v| {
+        let p = RioParams::parse(v.text("params")).expect("checked by the rules");
+        let limit = v.get("limit").map_or(p.limit, |_| v.count("limit") as usize);
+        let mut p = p
+            .with_mode(match v.text("mode") {
+                "decoupled" => RioMode::Decoupled,
+                _ => RioMode::Coupled,
+            })
+            .with_limit(limit)
+            .with_w_q(v.number("w_q"))
+            .with_gentle(v.bool("gentle"))
+            .with_byte_mode(v.bool("byte_mode"));
+        p.mean_pkt_size = v.count("mean_pkt_size") as u32;
+        QueueSpec::Rio(p)
+    },
+    build: |q, env| match q {
+        QueueSpec::Rio(p) => Box::new(Rio::new(
+            p.with_link(env.rate_bps, p.mean_pkt_size),
+            (env.rng)(),
+        )),
+        q => unreachable!("RIO asked to build {q:?}"),
+    },
+};
 
 /// Random Early Detection on one FIFO (see the module documentation for the algorithm).
 pub struct Red {
@@ -594,14 +752,15 @@ impl RioParams {
     /// [`RioParams::with_link`].
     pub fn new(out_curve: RedCurve, in_curve: RedCurve) -> Self {
         let limit = out_curve.max_th.max(in_curve.max_th).ceil().max(1.0) as usize;
+        let d = decl::defaults(RIO.params);
         RioParams {
             out_curve,
             in_curve,
             mode: RioMode::Coupled,
-            w_q: 0.002,
+            w_q: d.number("w_q"),
             limit,
-            byte_mode: false,
-            mean_pkt_size: 500,
+            byte_mode: d.bool("byte_mode"),
+            mean_pkt_size: d.count("mean_pkt_size") as u32,
             link_rate_bps: 0,
         }
     }
@@ -616,9 +775,11 @@ impl RioParams {
                 "RIO parameters {s:?}: expected \"minth_out/maxth_out/maxp_out minth_in/maxth_in/maxp_in\""
             ));
         }
-        let p = RioParams::new(RedCurve::parse(parts[0])?, RedCurve::parse(parts[1])?);
-        p.validate()?;
-        Ok(p)
+        // Each curve is checked as it is parsed; the other fields are the defaults.
+        Ok(RioParams::new(
+            RedCurve::parse(parts[0])?,
+            RedCurve::parse(parts[1])?,
+        ))
     }
 
     /// Sets the physical limit, packets.
@@ -659,11 +820,38 @@ impl RioParams {
         self
     }
 
-    /// Checks every field.
+    /// Checks every field against RIO's declaration ([`RIO`]): `Err("key: reason")`.
     pub fn validate(&self) -> Result<(), String> {
-        self.out_curve.validate()?;
-        self.in_curve.validate()?;
-        validate_common("RIO", self.w_q, self.limit, self.mean_pkt_size)
+        decl::validate(RIO.params, &self.values(), RIO.rules)
+    }
+
+    /// The parameters as declared values (the link rate is not a parameter).
+    pub fn values(&self) -> Values {
+        let (o, i) = (&self.out_curve, &self.in_curve);
+        Values(vec![
+            (
+                "params",
+                Value::Text(format!(
+                    "{}/{}/{} {}/{}/{}",
+                    o.min_th, o.max_th, o.max_p, i.min_th, i.max_th, i.max_p
+                )),
+            ),
+            (
+                "mode",
+                Value::Text(
+                    match self.mode {
+                        RioMode::Coupled => "coupled",
+                        RioMode::Decoupled => "decoupled",
+                    }
+                    .into(),
+                ),
+            ),
+            ("w_q", Value::Number(self.w_q)),
+            ("gentle", Value::Bool(o.gentle && i.gentle)),
+            ("byte_mode", Value::Bool(self.byte_mode)),
+            ("mean_pkt_size", Value::Size(self.mean_pkt_size as u64)),
+            ("limit", Value::Packets(self.limit as u64)),
+        ])
     }
 }
 

@@ -1,14 +1,13 @@
 //! Turning a validated [`Scenario`] into a [`World`] and running it.
 
-use super::topology::{LinkSpec, QueueSpec};
-use super::units::QueueLimit;
+use super::topology::LinkSpec;
 use super::{
     BuiltCore, Connection, LinkMetrics, MechanismRun, MeterSpec, MetricKind, Scenario, TrafficModel,
 };
 use crate::meter::{FlowProfiler, Meter, Policer, TokenBucketProfiler, TswProfiler};
 use crate::metrics::{Probe, Series};
 use crate::net::{LinkId, NONE};
-use crate::queue::{Codel, DropTail, Limit, Priority, QueueDisc, Red, Rio, TopClassLimit};
+use crate::queue::{LinkEnv, QueueDisc};
 use crate::time::{secs, to_secs, Time, PS_PER_MS};
 use crate::trace::{TraceFile, Tracer};
 use crate::traffic::{FlowGenerator, MaxActive, PacketTemplate, Sink, Source};
@@ -26,29 +25,12 @@ const DELAYED_ACK: Time = 100 * PS_PER_MS;
 
 fn make_queue(l: &LinkSpec, seed: u64) -> Box<dyn QueueDisc> {
     let rng = || crate::rng::Rng::stream(seed, &format!("queue.{}", l.name));
-    match &l.queue {
-        QueueSpec::DropTail { limit } => Box::new(DropTail::new(match limit {
-            QueueLimit::Packets(p) => Limit::Packets(*p as usize),
-            QueueLimit::Bytes(b) => Limit::Bytes(*b),
-        })),
-        QueueSpec::Priority {
-            classes,
-            limit,
-            push_out,
-            top,
-        } => Box::new(Priority::new(
-            *classes as usize,
-            *limit as usize,
-            *push_out,
-            top.map(|(rate_bps, depth_bytes)| TopClassLimit {
-                rate_bps,
-                depth_bytes,
-            }),
-        )),
-        QueueSpec::Red(p) => Box::new(Red::new(p.with_link(l.rate, p.mean_pkt_size), rng())),
-        QueueSpec::Rio(p) => Box::new(Rio::new(p.with_link(l.rate, p.mean_pkt_size), rng())),
-        QueueSpec::Codel(p) => Box::new(Codel::new(*p)),
-    }
+    let kind = crate::queue::discipline(l.queue.kind()).expect("a registered queue kind");
+    let env = LinkEnv {
+        rate_bps: l.rate,
+        rng: &rng,
+    };
+    (kind.build)(&l.queue, &env)
 }
 
 /// Builds the world of a scenario for a run with `seed`.

@@ -2,10 +2,11 @@
 //! (`[links."NAME"] meters = [...]`) and as a traffic entry's host profile
 //! (`profile = {...}`).
 
+use super::declared::read_params;
 use super::walk::{Cx, Tbl};
-use crate::meter::{Meter, OutRule, Policer, TokenBucketProfiler, TswProfiler};
+use crate::meter::{Meter, MeterKind, OutRule, Policer, TokenBucketProfiler, TswProfiler, METERS};
 use crate::rng::Rng;
-use crate::time::{Time, PS_PER_S};
+use crate::time::Time;
 
 /// A meter or marker as configured.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,124 +63,53 @@ impl MeterSpec {
     }
 }
 
-/// Reads one meter table. `policer` says whether a policer is allowed here (on links,
-/// not as a host profile); `what` names the place in messages.
+/// Reads one meter table with the declaration of its kind in the registry
+/// ([`crate::meter::METERS`]). `policer` says whether a policer is allowed here (on
+/// links, not as a host profile); `what` names the place in messages.
 pub(super) fn read_meter(cx: &Cx, t: &Tbl, policer: bool, what: &str) -> Option<MeterSpec> {
-    let kind = t.req_str(cx, "kind");
-    let pair = |rate_key: &str| -> (Option<u64>, Option<u64>) {
-        let rate = if t.has(rate_key) {
-            t.rate(cx, rate_key)
-        } else {
-            cx.error(t.line(), &t.key_path(rate_key), "missing (required)");
-            None
-        };
-        let depth = if t.has("depth") {
-            t.size(cx, "depth").and_then(|d| {
-                if d == 0 {
-                    t.error(cx, "depth", "must be at least one byte");
-                    None
-                } else {
-                    Some(d)
-                }
-            })
-        } else {
-            cx.error(
-                t.line(),
-                &t.key_path("depth"),
-                "missing (required: bucket depth, e.g. \"20KB\")",
-            );
-            None
-        };
-        (rate, depth)
+    let kind = t.req_str(cx, "kind")?;
+    let allowed: Vec<&MeterKind> = METERS
+        .iter()
+        .copied()
+        .filter(|k| policer || k.host_profile)
+        .collect();
+    let Some(k) = METERS.iter().copied().find(|k| k.name == kind) else {
+        let names: Vec<&str> = allowed.iter().map(|k| k.name).collect();
+        let all: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        t.error(
+            cx,
+            "kind",
+            format!(
+                "unknown meter kind {kind:?}{}; use {}",
+                super::walk::did_you_mean(&kind, &names),
+                crate::decl::or_list(&all)
+            ),
+        );
+        return None;
     };
-    let (spec, known): (Option<MeterSpec>, &[&str]) = match kind.as_deref() {
-        Some("token_bucket") => {
-            let (r, d) = pair("rate");
-            let s = match (r, d) {
-                (Some(rate), Some(depth)) => Some(MeterSpec::TokenBucket { rate, depth }),
-                _ => None,
-            };
-            (s, &["kind", "rate", "depth"])
+    if !allowed.iter().any(|a| a.name == k.name) {
+        t.error(
+            cx,
+            "kind",
+            format!(
+                "a {} cannot be {what}: put it on a link (`[links.\"NAME\"] meters = [...]`)",
+                k.name
+            ),
+        );
+        // Its other keys are not unknown for that.
+        for p in k.params {
+            t.has(p.key);
         }
-        Some("policer") if policer => {
-            let (r, d) = pair("rate");
-            let s = match (r, d) {
-                (Some(rate), Some(depth)) => Some(MeterSpec::Policer { rate, depth }),
-                _ => None,
-            };
-            (s, &["kind", "rate", "depth"])
-        }
-        Some("policer") => {
-            t.error(
-                cx,
-                "kind",
-                format!("a policer cannot be {what}: put it on a link (`[links.\"NAME\"] meters = [...]`)"),
-            );
-            for k in ["rate", "depth"] {
-                t.has(k);
-            }
-            (None, &["kind", "rate", "depth"])
-        }
-        Some("tsw") => {
-            let target = if t.has("target") {
-                t.rate(cx, "target")
-            } else {
-                cx.error(
-                    t.line(),
-                    &t.key_path("target"),
-                    "missing (required: the target rate, e.g. \"1Mbps\")",
-                );
-                None
-            };
-            let win = if t.has("win") {
-                t.time(cx, "win").and_then(|w| {
-                    if w == 0 {
-                        t.error(cx, "win", "must be positive");
-                        None
-                    } else {
-                        Some(w)
-                    }
-                })
-            } else {
-                Some(PS_PER_S)
-            };
-            let rule = if t.has("rule") {
-                t.str(cx, "rule").and_then(|r| match r.as_str() {
-                    "over_target" => Some(OutRule::OverTarget),
-                    "over_average" => Some(OutRule::OverAverage),
-                    other => {
-                        t.error(
-                            cx,
-                            "rule",
-                            format!("unknown TSW rule {other:?}; use \"over_target\" ((avg - target)/target) or \"over_average\" ((avg - target)/avg)"),
-                        );
-                        None
-                    }
-                })
-            } else {
-                Some(OutRule::OverTarget)
-            };
-            let s = match (target, win, rule) {
-                (Some(target), Some(win), Some(rule)) => Some(MeterSpec::Tsw { target, win, rule }),
-                _ => None,
-            };
-            (s, &["kind", "target", "win", "rule"])
-        }
-        Some(other) => {
-            let kinds = if policer {
-                "policer, token_bucket or tsw"
-            } else {
-                "token_bucket or tsw"
-            };
-            t.error(
-                cx,
-                "kind",
-                format!("unknown meter kind {other:?}; use {kinds}"),
-            );
-            return None;
-        }
-        None => return None,
-    };
-    t.finish(cx, known);
-    spec
+        return None;
+    }
+    let values = read_params(cx, t, k.title, k.params);
+    let mut known = vec!["kind"];
+    known.extend(k.params.iter().map(|p| p.key));
+    t.finish(cx, &known);
+    let values = values?;
+    let problems = (k.rules)(&values);
+    for (key, reason) in &problems {
+        t.error(cx, key, reason.clone());
+    }
+    problems.is_empty().then(|| (k.spec)(values))
 }

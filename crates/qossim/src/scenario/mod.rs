@@ -7,6 +7,7 @@
 //! links, routes that do not connect, unreadable trace files.
 
 mod build;
+mod declared;
 mod family;
 mod meters;
 mod topology;
@@ -18,6 +19,7 @@ pub use build::{
     build, memory_estimate, run, run_with, BuildProgress, RunOptions, RunOutput,
     BUILD_PROGRESS_STEP, BYTES_PER_FLOW, BYTES_PER_LINK,
 };
+pub use declared::read_params;
 pub use family::{
     read_section, BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis,
     Registry,

@@ -3,10 +3,12 @@
 //! Every named topology builds duplex links (one unidirectional link per direction, each
 //! with its own output queue) named `FROM-TO` after their end nodes.
 
+use super::declared::read_params;
 use super::meters::{read_meter, MeterSpec};
 use super::units::{self, QueueLimit};
 use super::walk::{Cx, Tbl};
-use crate::queue::{CodelParams, Limit, RedCurve, RedParams, RioMode, RioParams};
+use crate::decl::Values;
+use crate::queue::{CodelParams, RedParams, RioParams};
 use crate::time::{millis, Time};
 
 /// A queue discipline as configured.
@@ -35,6 +37,14 @@ pub enum QueueSpec {
     Rio(RioParams),
     /// CoDel (RFC 8289).
     Codel(CodelParams),
+    /// A discipline known only through its declaration in the registry
+    /// ([`crate::queue::DISCIPLINES`]): its kind and its parameters' values.
+    Declared {
+        /// The kind's name in the registry.
+        kind: &'static str,
+        /// Every parameter with a value (defaults filled in).
+        values: Values,
+    },
 }
 
 impl QueueSpec {
@@ -46,6 +56,7 @@ impl QueueSpec {
             QueueSpec::Red(_) => "red",
             QueueSpec::Rio(_) => "rio",
             QueueSpec::Codel(_) => "codel",
+            QueueSpec::Declared { kind, .. } => kind,
         }
     }
 }
@@ -171,354 +182,39 @@ impl Topology {
     }
 }
 
-/// Reads a queue discipline table (`{ kind = "red", ... }`).
+/// Reads a queue discipline table (`{ kind = "red", ... }`) with the declaration of its
+/// kind in the registry ([`crate::queue::DISCIPLINES`]); `kind` defaults to drop-tail.
 pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
     let kind = if t.has("kind") {
-        t.str(cx, "kind")
+        t.str(cx, "kind")?
     } else {
-        Some("droptail".into())
+        "droptail".into()
     };
-    let q = match kind.as_deref() {
-        Some("droptail") | Some("fifo") => {
-            let limit = if t.has("limit") {
-                t.parsed(cx, "limit", units::parse_limit)
-            } else {
-                Some(QueueLimit::Packets(1000))
-            };
-            limit.map(|limit| QueueSpec::DropTail { limit })
-        }
-        Some("priority") => {
-            let classes = if t.has("classes") {
-                t.uint(cx, "classes")
-            } else {
-                Some(2)
-            };
-            let limit = if t.has("limit") {
-                t.parsed(cx, "limit", units::parse_limit)
-                    .and_then(|l| match l {
-                        QueueLimit::Packets(p) => Some(p),
-                        QueueLimit::Bytes(_) => {
-                            t.error(
-                                cx,
-                                "limit",
-                                "priority queues are limited in packets, e.g. \"100p\"",
-                            );
-                            None
-                        }
-                    })
-            } else {
-                Some(1000)
-            };
-            let push_out = if t.has("push_out") {
-                t.bool(cx, "push_out")
-            } else {
-                Some(false)
-            };
-            let top = match (t.has("top_rate"), t.has("top_depth")) {
-                (false, false) => Some(None),
-                (true, true) => match (t.rate(cx, "top_rate"), t.size(cx, "top_depth")) {
-                    (Some(r), Some(d)) => Some(Some((r, d))),
-                    _ => None,
-                },
-                _ => {
-                    t.error(
-                        cx,
-                        "top_rate",
-                        "give both top_rate and top_depth to rate-limit the top class",
-                    );
-                    None
-                }
-            };
-            let c = classes?;
-            if !(1..=8).contains(&c) {
-                t.error(cx, "classes", format!("must be between 1 and 8, got {c}"));
-                return None;
-            }
-            Some(QueueSpec::Priority {
-                classes: c,
-                limit: limit?,
-                push_out: push_out?,
-                top: top?,
-            })
-        }
-        Some("red") => read_red(cx, t),
-        Some("rio") => read_rio(cx, t),
-        Some("codel") => read_codel(cx, t),
-        Some(other) => {
-            t.error(
-                cx,
-                "kind",
-                format!(
-                    "unknown queue kind {other:?}{}; use droptail, priority, red, rio or codel",
-                    super::walk::did_you_mean(
-                        other,
-                        &["droptail", "priority", "red", "rio", "codel"]
-                    )
-                ),
-            );
-            None
-        }
-        None => None,
-    };
-    let known: &[&str] = match kind.as_deref() {
-        Some("red") => &[
-            "kind",
-            "min_th",
-            "max_th",
-            "max_p",
-            "w_q",
-            "gentle",
-            "byte_mode",
-            "mean_pkt_size",
-            "limit",
-        ],
-        Some("rio") => &[
-            "kind",
-            "params",
-            "mode",
-            "w_q",
-            "gentle",
-            "byte_mode",
-            "mean_pkt_size",
-            "limit",
-        ],
-        Some("codel") => &["kind", "limit", "target", "interval", "mtu"],
-        Some("priority") => &[
-            "kind",
-            "limit",
-            "classes",
-            "push_out",
-            "top_rate",
-            "top_depth",
-        ],
-        Some("droptail") | Some("fifo") => &["kind", "limit"],
-        // The kind is unknown or could not be read: its other keys cannot be judged.
-        _ => return q,
-    };
-    t.finish(cx, known);
-    q
-}
-
-/// CoDel: `limit` (packets or bytes, default 1000p), `target`, `interval`, `mtu`.
-fn read_codel(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
-    let mut p = CodelParams::new(Limit::Packets(1000));
-    let mut ok = true;
-    if t.has("limit") {
-        match t.parsed(cx, "limit", units::parse_limit) {
-            Some(QueueLimit::Packets(n)) => p.limit = Limit::Packets(n as usize),
-            Some(QueueLimit::Bytes(0)) => {
-                t.error(cx, "limit", "must be positive");
-                ok = false;
-            }
-            Some(QueueLimit::Bytes(b)) => p.limit = Limit::Bytes(b),
-            None => ok = false,
-        }
-    }
-    let positive_time = |key: &str, default: Time| -> Option<Time> {
-        if !t.has(key) {
-            return Some(default);
-        }
-        match t.time(cx, key)? {
-            0 => {
-                t.error(cx, key, "must be positive");
-                None
-            }
-            x => Some(x),
-        }
-    };
-    match (
-        positive_time("target", p.target),
-        positive_time("interval", p.interval),
-    ) {
-        (Some(target), Some(interval)) if interval <= target => {
-            t.error(
-                cx,
-                "interval",
-                format!(
-                    "must be longer than target ({}s <= {}s)",
-                    crate::time::to_secs(interval),
-                    crate::time::to_secs(target)
-                ),
-            );
-            ok = false;
-        }
-        (Some(_), Some(interval)) if interval > 1000 * crate::time::PS_PER_S => {
-            t.error(cx, "interval", "must be at most 1000s");
-            ok = false;
-        }
-        (Some(target), Some(interval)) => {
-            p.target = target;
-            p.interval = interval;
-        }
-        _ => ok = false,
-    }
-    if t.has("mtu") {
-        match t.size(cx, "mtu") {
-            Some(m) if m > 0 && m <= u32::MAX as u64 => p.mtu = m as u32,
-            Some(_) => {
-                t.error(cx, "mtu", "must be a positive size, e.g. \"1500B\"");
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
-    ok.then_some(QueueSpec::Codel(p))
-}
-
-/// A limit in packets (`"840p"`), or `default` when absent.
-fn packet_limit(cx: &Cx, t: &Tbl, what: &str, default: u64) -> Option<u64> {
-    if !t.has("limit") {
-        return Some(default);
-    }
-    t.parsed(cx, "limit", units::parse_limit)
-        .and_then(|l| match l {
-            QueueLimit::Packets(p) => Some(p),
-            QueueLimit::Bytes(_) => {
-                t.error(
-                    cx,
-                    "limit",
-                    format!("{what} queues are limited in packets, e.g. \"100p\""),
-                );
-                None
-            }
-        })
-}
-
-/// The options RED and RIO share: w_q, gentle, byte_mode, mean_pkt_size.
-struct RedOptions {
-    w_q: f64,
-    gentle: bool,
-    byte_mode: bool,
-    mean_pkt_size: u32,
-}
-
-fn red_options(cx: &Cx, t: &Tbl) -> Option<RedOptions> {
-    let w_q = t.opt_unit_interval(cx, "w_q").map(|w| w.unwrap_or(0.002));
-    let gentle = if t.has("gentle") {
-        t.bool(cx, "gentle")
-    } else {
-        Some(false)
-    };
-    let byte_mode = if t.has("byte_mode") {
-        t.bool(cx, "byte_mode")
-    } else {
-        Some(false)
-    };
-    let mean = if t.has("mean_pkt_size") {
-        t.size(cx, "mean_pkt_size").and_then(|m| {
-            if m == 0 || m > u32::MAX as u64 {
-                t.error(
-                    cx,
-                    "mean_pkt_size",
-                    "must be a positive size, e.g. \"576B\"",
-                );
-                None
-            } else {
-                Some(m as u32)
-            }
-        })
-    } else {
-        Some(500)
-    };
-    Some(RedOptions {
-        w_q: w_q?,
-        gentle: gentle?,
-        byte_mode: byte_mode?,
-        mean_pkt_size: mean?,
-    })
-}
-
-fn read_red(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
-    let th = |key: &str| -> Option<f64> {
-        if !t.has(key) {
-            cx.error(
-                t.line(),
-                &t.key_path(key),
-                "missing (required: a threshold on the average queue, packets)",
-            );
-            return None;
-        }
-        let x = t.num(cx, key)?;
-        if !(x.is_finite() && x >= 0.0) {
-            t.error(
-                cx,
-                key,
-                format!("must be a non-negative number of packets, got {x}"),
-            );
-            return None;
-        }
-        Some(x)
-    };
-    let (min_th, max_th) = (th("min_th"), th("max_th"));
-    let max_p = if t.has("max_p") {
-        t.opt_unit_interval(cx, "max_p").map(|p| p.unwrap_or(1.0))
-    } else {
-        cx.error(
-            t.line(),
-            &t.key_path("max_p"),
-            "missing (required: drop probability at max_th, e.g. 0.1)",
-        );
-        None
-    };
-    let opts = red_options(cx, t);
-    let limit = packet_limit(cx, t, "RED", 1000);
-    let (min_th, max_th, max_p) = (min_th?, max_th?, max_p?);
-    if min_th >= max_th {
+    let Some(k) = crate::queue::discipline(&kind) else {
+        let names: Vec<&str> = crate::queue::DISCIPLINES.iter().map(|k| k.name).collect();
+        let all: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         t.error(
             cx,
-            "min_th",
-            format!("must be below max_th ({min_th} >= {max_th})"),
+            "kind",
+            format!(
+                "unknown queue kind {kind:?}{}; use {}",
+                super::walk::did_you_mean(&kind, &names),
+                crate::decl::or_list(&all)
+            ),
         );
+        // The kind is unknown: its other keys cannot be judged.
         return None;
+    };
+    let values = read_params(cx, t, k.title, k.params);
+    let mut known = vec!["kind"];
+    known.extend(k.params.iter().map(|p| p.key));
+    t.finish(cx, &known);
+    let values = values?;
+    let problems = (k.rules)(&values);
+    for (key, reason) in &problems {
+        t.error(cx, key, reason.clone());
     }
-    let (o, limit) = (opts?, limit?);
-    let curve = RedCurve::new(min_th, max_th, max_p).gentle(o.gentle);
-    let mut p = RedParams::new(curve, limit as usize)
-        .with_w_q(o.w_q)
-        .with_byte_mode(o.byte_mode);
-    p.mean_pkt_size = o.mean_pkt_size;
-    Some(QueueSpec::Red(p))
-}
-
-fn read_rio(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
-    let params = if t.has("params") {
-        t.parsed(cx, "params", RioParams::parse)
-    } else {
-        cx.error(
-            t.line(),
-            &t.key_path("params"),
-            "missing (required: \"minth_out/maxth_out/maxp_out minth_in/maxth_in/maxp_in\", e.g. \"420/840/0.05 500/840/0.02\")",
-        );
-        None
-    };
-    let mode = if t.has("mode") {
-        t.str(cx, "mode").and_then(|m| match m.as_str() {
-            "coupled" => Some(RioMode::Coupled),
-            "decoupled" => Some(RioMode::Decoupled),
-            other => {
-                t.error(
-                    cx,
-                    "mode",
-                    format!("unknown RIO mode {other:?}; use \"coupled\" or \"decoupled\""),
-                );
-                None
-            }
-        })
-    } else {
-        Some(RioMode::Coupled)
-    };
-    let opts = red_options(cx, t);
-    let p = params?;
-    let limit = packet_limit(cx, t, "RIO", p.limit as u64);
-    let (mode, o, limit) = (mode?, opts?, limit?);
-    let mut p = p
-        .with_mode(mode)
-        .with_limit(limit as usize)
-        .with_w_q(o.w_q)
-        .with_gentle(o.gentle)
-        .with_byte_mode(o.byte_mode);
-    p.mean_pkt_size = o.mean_pkt_size;
-    Some(QueueSpec::Rio(p))
+    problems.is_empty().then(|| (k.spec)(values))
 }
 
 fn rate_or(cx: &Cx, t: &Tbl, key: &str, default: Option<u64>) -> Option<u64> {

@@ -81,11 +81,6 @@ const VALUES: &[&str] = &[
     "\"CBR\"",
     "\"VBR\"",
     "\"poisson\"",
-    "\"droptail\"",
-    "\"red\"",
-    "\"rio\"",
-    "\"codel\"",
-    "\"priority\"",
     "\"chain\"",
     "\"ring\"",
     "\"dumbbell\"",
@@ -95,17 +90,57 @@ const VALUES: &[&str] = &[
     "[\"a\", \"b\"]",
     "[[1]]",
     "{}",
-    "{ kind = \"red\" }",
-    "{ kind = \"droptail\", limit = \"1p\" }",
     "\"\\u0000\"",
     "\"ünïcödé\"",
 ];
 
 const KEYS: &[&str] = &[
-    "kind", "rate", "delay", "limit", "flows", "model", "from", "to", "name", "length", "duration",
-    "warmup", "seed", "queue", "interval", "size", "on", "off", "hosts", "min_th", "max_th",
-    "max_p", "target", "stations", "nodes", "link", "traffic",
+    "kind", "rate", "delay", "flows", "model", "from", "to", "name", "length", "duration",
+    "warmup", "seed", "queue", "interval", "size", "on", "off", "hosts", "stations", "nodes",
+    "link", "traffic",
 ];
+
+/// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
+/// registries of queue disciplines and of meters, every kind (as a name and as a table),
+/// every parameter key and every fixed default.
+fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
+    static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
+        let mut keys: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
+        let queues = qossim::queue::DISCIPLINES.iter().map(|k| (k.name, k.params));
+        let meters = qossim::meter::METERS.iter().map(|k| (k.name, k.params));
+        for (name, params) in queues.chain(meters) {
+            values.push(format!("{name:?}"));
+            values.push(format!("{{ kind = {name:?} }}"));
+            for p in params {
+                if !keys.iter().any(|x| x == p.key) {
+                    keys.push(p.key.to_string());
+                }
+                if let qossim::decl::Absent::Is(d) = p.default {
+                    values.push(match p.ty {
+                        qossim::decl::Type::Number
+                        | qossim::decl::Type::Integer
+                        | qossim::decl::Type::Bool => d.to_string(),
+                        _ => format!("{d:?}"),
+                    });
+                    values.push(format!("{{ kind = {name:?}, {} = {d:?} }}", p.key));
+                }
+            }
+        }
+        (values, keys)
+    })
+}
+
+fn value(g: &mut Gen) -> &'static str {
+    let v = &vocabulary().0;
+    &v[g.below(v.len())]
+}
+
+fn key(g: &mut Gen) -> &'static str {
+    let k = &vocabulary().1;
+    &k[g.below(k.len())]
+}
 
 fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, String)>) {
     if lines.is_empty() {
@@ -127,7 +162,7 @@ fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, Str
         }
         3 | 4 => {
             if let Some((k, _)) = lines[i].clone().split_once('=') {
-                lines[i] = format!("{} = {}", k.trim_end(), g.pick(VALUES));
+                lines[i] = format!("{} = {}", k.trim_end(), value(g));
             }
         }
         5 => {
@@ -135,14 +170,14 @@ fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, Str
                 let k = k.trim();
                 let bad = match g.below(3) {
                     0 => format!("{k}x"),
-                    1 => g.pick(KEYS).to_string(),
+                    1 => key(g).to_string(),
                     _ => k.chars().rev().collect(),
                 };
                 lines[i] = format!("{bad} ={v}");
             }
         }
         6 => {
-            lines.insert(i, format!("{} = {}", g.pick(KEYS), g.pick(VALUES)));
+            lines.insert(i, format!("{} = {}", key(g), value(g)));
         }
         7 => {
             let header = g.pick(&[
@@ -160,12 +195,12 @@ fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, Str
         }
         _ => {
             let path = match g.below(4) {
-                0 => format!("run.{}", g.pick(KEYS)),
-                1 => format!("topology.{}", g.pick(KEYS)),
-                2 => format!("traffic.{}.{}", g.below(3), g.pick(KEYS)),
-                _ => format!("{}.{}", g.pick(KEYS), g.pick(KEYS)),
+                0 => format!("run.{}", key(g)),
+                1 => format!("topology.{}", key(g)),
+                2 => format!("traffic.{}.{}", g.below(3), key(g)),
+                _ => format!("{}.{}", key(g), key(g)),
             };
-            let v = g.pick(VALUES).trim_matches('"').to_string();
+            let v = value(g).trim_matches('"').to_string();
             sets.push((path, v));
         }
     }

@@ -1,0 +1,68 @@
+//! Reading a table of declared parameters ([`crate::decl`]): every key is read with the
+//! walker's getter for its type, checked against its bounds, and reported as `FILE:LINE:
+//! key.path: reason` when wrong; absent keys take their defaults or are reported missing.
+
+use super::walk::{Cx, Tbl};
+use crate::decl::{Absent, Param, Type, Value, Values};
+use crate::scenario::units::QueueLimit;
+
+/// Reads `params` from `t` (`title` names the component in messages): the values, or
+/// `None` once every problem has been reported. Keys not declared are left to
+/// [`Tbl::finish`].
+pub fn read_params(cx: &Cx, t: &Tbl, title: &str, params: &[Param]) -> Option<Values> {
+    let mut out = Values::default();
+    let mut ok = true;
+    for p in params {
+        if !t.has(p.key) {
+            match p.default {
+                Absent::Is(_) => out.set(p.key, p.default_value().expect("a fixed default")),
+                Absent::Derived(_) => {}
+                Absent::Required => {
+                    cx.error(
+                        t.line(),
+                        &t.key_path(p.key),
+                        format!("missing (required: {})", p.doc),
+                    );
+                    ok = false;
+                }
+            }
+            continue;
+        }
+        let v = read_value(cx, t, title, p);
+        match v.as_ref().map(|v| (v, p.check(v))) {
+            Some((v, None)) => out.set(p.key, v.clone()),
+            Some((_, Some(reason))) => {
+                t.error(cx, p.key, reason);
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    ok.then_some(out)
+}
+
+/// The value of `p` as written (reported and `None` when it does not read as its type).
+fn read_value(cx: &Cx, t: &Tbl, title: &str, p: &Param) -> Option<Value> {
+    let key = p.key;
+    match p.ty {
+        Type::Limit | Type::PacketLimit => match t.parsed(cx, key, super::units::parse_limit)? {
+            QueueLimit::Packets(n) => Some(Value::Packets(n)),
+            QueueLimit::Bytes(_) if p.ty == Type::PacketLimit => {
+                t.error(
+                    cx,
+                    key,
+                    format!("{title} queues are limited in packets, e.g. \"100p\""),
+                );
+                None
+            }
+            QueueLimit::Bytes(b) => Some(Value::Bytes(b)),
+        },
+        Type::Time => t.time(cx, key).map(Value::Time),
+        Type::Size => t.size(cx, key).map(Value::Size),
+        Type::Rate => t.rate(cx, key).map(Value::Rate),
+        Type::Number => t.num(cx, key).map(Value::Number),
+        Type::Integer => t.uint(cx, key).map(Value::Integer),
+        Type::Bool => t.bool(cx, key).map(Value::Bool),
+        Type::Choice(_) | Type::Text => t.str(cx, key).map(Value::Text),
+    }
+}

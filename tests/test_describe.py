@@ -1,0 +1,75 @@
+"""``qossim describe`` and the generated reference tables of docs/scenarios.md.
+
+Both come from the engine's declarations of its components' parameters; these tests
+check what the command prints and that the documentation's tables are current.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qossim import describe
+from qossim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("QOSSIM_FAKE_ENGINE")), reason="the declarations live in the real engine"
+)
+
+
+def test_every_registered_queue_kind_is_listed(capsys):
+    assert main(["describe"]) == 0
+    out = capsys.readouterr().out
+    names = [k["kind"] for k in describe.kinds()]
+    assert {"queue.droptail", "queue.red", "queue.codel", "queue.pie", "queue.fq_codel"} <= set(
+        names
+    )
+    assert {"meter.policer", "meter.token_bucket", "meter.tsw"} <= set(names)
+    for name in names:
+        assert name in out
+
+
+def test_one_kind_prints_units_defaults_and_bounds(capsys):
+    assert main(["describe", "queue.pie"]) == 0
+    out = capsys.readouterr().out
+    target = next(line for line in out.splitlines() if line.strip().startswith("target"))
+    assert target.split()[:5] == ["target", "time", "s", "15ms", "(0,"]
+    alpha = next(line for line in out.splitlines() if line.strip().startswith("alpha"))
+    assert alpha.split()[:5] == ["alpha", "number", "1/s", "0.125", "[0,"]
+    # A bare name and an alias find their kind too.
+    assert main(["describe", "red"]) == 0
+    assert "min_th" in capsys.readouterr().out
+    assert main(["describe", "fifo"]) == 0
+    assert "queue.droptail" in capsys.readouterr().out
+
+
+def test_an_unknown_kind_lists_the_known_ones(capsys):
+    assert main(["describe", "queue.wred"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown kind 'queue.wred'" in err and "queue.pie" in err
+
+
+def test_the_reference_tables_in_the_docs_are_current():
+    doc = (ROOT / "docs" / "scenarios.md").read_text()
+    assert describe.splice_all(doc) == doc, (
+        "docs/scenarios.md's generated tables are stale: run scripts/gen_docs.py"
+    )
+
+
+def test_the_generator_reports_drift(tmp_path):
+    doc = (ROOT / "docs" / "scenarios.md").read_text()
+    stale = doc.replace("| `target` | time | s | 15ms |", "| `target` | time | s | 20ms |", 1)
+    assert stale != doc
+    assert describe.splice_all(stale) == doc
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr

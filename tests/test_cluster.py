@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,9 +141,13 @@ def test_ray_two_nodes_lose_the_worker_node_and_finish_on_the_head(tmp_path):
         "RAY_AUTH_TOKEN": secrets.token_hex(16),
     }
     port = _free_port()
+    # A temporary directory of its own (short: Ray puts sockets in it): `ray start
+    # --head` records the cluster's address there, and a record left in Ray's default
+    # directory would make later local `ray.init` calls try to join this dead cluster.
+    temp = tempfile.mkdtemp(prefix="qr", dir="/tmp")
     ray = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
     node = ["--num-cpus", "1", "--object-store-memory", str(100 * 2**20), "--block"]
-    node += ["--disable-usage-stats"]
+    node += ["--disable-usage-stats", "--temp-dir", temp]
     head_args = [*ray, "start", "--head", "--port", str(port), "--include-dashboard", "false"]
     worker_args = [*ray, "start", "--address", f"127.0.0.1:{port}"]
     with (
@@ -167,7 +173,14 @@ def test_ray_two_nodes_lose_the_worker_node_and_finish_on_the_head(tmp_path):
         stored = _kill_when_stored(sweep, out, worker)
         assert stored < 8, "the campaign ended before the worker node was killed"
         _finish(sweep)
+    shutil.rmtree(temp, ignore_errors=True)
+    assert not Path("/tmp/ray/ray_current_cluster").exists() or _not_ours(port)
     _same_as_local(campaign, out, tmp_path, env)
+
+
+def _not_ours(port: int) -> bool:
+    """True if Ray's default address record names another cluster than ours."""
+    return not Path("/tmp/ray/ray_current_cluster").read_text().strip().endswith(f":{port}")
 
 
 @pytest.mark.dask

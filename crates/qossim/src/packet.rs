@@ -36,7 +36,9 @@ pub enum PacketKind {
 /// | 0–2 | PCN (`mechanisms::pcn::marks`) |
 /// | 3, 5 | core: DiffServ drop precedence (IN profile, demoted) |
 /// | 4 | core: ECN congestion experienced |
-/// | 6–15 | free |
+/// | 6 | core: ECN-capable transport (ECT) |
+/// | 7, 8 | core: TCP's ECN flags (ECE on ACKs, CWR on data) |
+/// | 9–15 | free |
 pub mod marks {
     /// DiffServ: in profile (IN). A profiled packet without this bit is OUT.
     pub const IN_PROFILE: u16 = 1 << 3;
@@ -44,8 +46,15 @@ pub mod marks {
     pub const ECN_CE: u16 = 1 << 4;
     /// Demoted from IN to OUT by a policer somewhere on the path.
     pub const DEMOTED: u16 = 1 << 5;
+    /// ECN-capable transport: an AQM with ECN on may mark this packet (CE) instead of
+    /// dropping it.
+    pub const ECN_ECT: u16 = 1 << 6;
+    /// TCP's ECN-Echo flag, on an ACK: the receiver saw a CE mark (RFC 3168).
+    pub const TCP_ECE: u16 = 1 << 7;
+    /// TCP's Congestion Window Reduced flag, on data: the sender reacted to an ECE.
+    pub const TCP_CWR: u16 = 1 << 8;
     /// The bits the core itself uses.
-    pub const CORE: u16 = IN_PROFILE | ECN_CE | DEMOTED;
+    pub const CORE: u16 = IN_PROFILE | ECN_CE | DEMOTED | ECN_ECT | TCP_ECE | TCP_CWR;
 }
 
 /// Mechanism fields carried in a packet's small typed header (an RM cell's rates, a

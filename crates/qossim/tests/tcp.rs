@@ -743,3 +743,69 @@ fn cubic_at_small_windows_has_renos_response_function() {
         e.half_width
     );
 }
+
+/// Marks every ECN-capable data segment CE and logs (time, marks) of data segments.
+struct MarkAll(Rc<RefCell<Vec<(Time, u16)>>>);
+impl PortHook for MarkAll {
+    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
+        if pkt.kind == PacketKind::Data {
+            self.0.borrow_mut().push((now, pkt.marks));
+            if pkt.has(qossim::packet::marks::ECN_ECT) {
+                pkt.set(qossim::packet::marks::ECN_CE);
+            }
+        }
+        true
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// ECN (RFC 3168) once per window: with every segment marked CE, every ACK echoes ECE,
+/// and the sender must still reduce only once per window of data - a reduction at time T
+/// sets the bar at the highest segment sent by T, whose ACK comes a round trip later. So
+/// over D seconds there are between D / RTT_max − 1 and D / RTT_min + 1 reductions, where
+/// the RTT lies between the base RTT and the base RTT plus the queueing of a window of
+/// at most `ssthresh + 1 = 3` segments at the bottleneck (the window sits at ssthresh's
+/// floor of 2, growing by at most one segment between reductions). Nothing is dropped,
+/// so nothing is retransmitted; every new segment carries ECT and a retransmission would
+/// not; each reduction's next new segment carries CWR (one CWR per reduction).
+#[test]
+fn ecn_reduces_once_per_window_and_never_retransmits() {
+    let path = lan_path();
+    let cfg = TcpConfig {
+        ecn: true,
+        ..TcpConfig::default()
+    };
+    let mut s = setup(5, &path, cfg, TcpReceiverConfig::default());
+    let log: Rc<RefCell<Vec<(Time, u16)>>> = Rc::default();
+    let b = s.bottleneck;
+    s.w.net.add_hook(b, Box::new(MarkAll(log.clone())));
+    let (t1, t2) = (10 * PS_PER_S, 70 * PS_PER_S);
+    s.w.run_until(t1);
+    let r1 = sender(&mut s).stats().ecn_reductions;
+    s.w.run_until(t2);
+    let st = sender(&mut s).stats();
+    let n = (st.ecn_reductions - r1) as f64;
+    let d = to_secs(t2 - t1);
+    let base = to_secs(path.base_rtt(1000, 40));
+    let most = base + 3.0 * to_secs(tx_time(1000, path.bottleneck_bps));
+    eprintln!(
+        "{n} ECN reductions in {d} s; RTT between {base:.4} and {most:.4} s; cwnd {}",
+        sender(&mut s).cwnd()
+    );
+    assert!(n >= d / most - 1.0 && n <= d / base + 1.0, "{n}");
+    assert_eq!(
+        (st.retransmits, st.timeouts, st.fast_retransmits),
+        (0, 0, 0)
+    );
+    use qossim::packet::marks::{ECN_ECT, TCP_CWR};
+    let log = log.borrow();
+    assert!(log.iter().all(|(_, m)| m & ECN_ECT != 0));
+    let cwr = log.iter().filter(|(_, m)| m & TCP_CWR != 0).count() as u64;
+    assert!(
+        cwr == st.ecn_reductions || cwr + 1 == st.ecn_reductions,
+        "{cwr} CWR for {} reductions",
+        st.ecn_reductions
+    );
+}

@@ -338,6 +338,8 @@ pub struct RedCounters {
     pub early_forced: u64,
     /// Drops because the physical queue was full.
     pub overflow: u64,
+    /// ECN-capable packets marked CE instead of dropped early (with `ecn`).
+    pub ecn_marks: u64,
 }
 
 impl RedCounters {
@@ -376,6 +378,9 @@ pub struct RedParams {
     pub mean_pkt_size: u32,
     /// Rate of the link the queue feeds, bits per second (idle correction; 0 = none).
     pub link_rate_bps: u64,
+    /// ECN (RFC 3168): a random early drop of an ECN-capable packet becomes a CE mark
+    /// (the packet is queued); forced drops and overflows stay drops.
+    pub ecn: bool,
 }
 
 impl RedParams {
@@ -390,6 +395,7 @@ impl RedParams {
             byte_mode: d.bool("byte_mode"),
             mean_pkt_size: d.count("mean_pkt_size") as u32,
             link_rate_bps: 0,
+            ecn: d.bool("ecn"),
         }
     }
 
@@ -464,6 +470,13 @@ const MEAN_PKT_SIZE: Param = Param::new(
 )
 .unit("B")
 .bounds(Bounds::PositiveAtMost(u32::MAX as f64));
+/// ECN marking instead of random early drops.
+const ECN: Param = Param::new(
+    "ecn",
+    Type::Bool,
+    Absent::Is("false"),
+    "Mark ECN-capable packets CE instead of dropping them early (forced drops stay drops).",
+);
 /// A threshold on the average queue.
 const fn threshold(key: &'static str, doc: &'static str) -> Param {
     Param::new(key, Type::Number, Absent::Required, doc)
@@ -486,6 +499,7 @@ pub static RED: QueueKind = QueueKind {
             "max_th",
             "a threshold on the average queue: the probability reaches max_p there",
         ),
+        ECN,
         Param::new(
             "max_p",
             Type::Number,
@@ -514,6 +528,7 @@ pub static RED: QueueKind = QueueKind {
             .with_w_q(v.number("w_q"))
             .with_byte_mode(v.bool("byte_mode"));
         p.mean_pkt_size = v.count("mean_pkt_size") as u32;
+        p.ecn = v.bool("ecn");
         QueueSpec::Red(p)
     },
     build: |q, env| match q {
@@ -655,7 +670,7 @@ impl QueueDisc for Red {
             byte_mode,
             &mut self.rng,
         ) {
-            Verdict::Random => {
+            Verdict::Random if !(self.p.ecn && pkt.has(marks::ECN_ECT)) => {
                 self.counters[cls].early_random += 1;
                 drops.record(&pkt, DropCause::Early);
             }
@@ -663,7 +678,12 @@ impl QueueDisc for Red {
                 self.counters[cls].early_forced += 1;
                 drops.record(&pkt, DropCause::Early);
             }
-            Verdict::Accept => {
+            v => {
+                let mut pkt = pkt;
+                if v == Verdict::Random {
+                    pkt.set(marks::ECN_CE);
+                    self.counters[cls].ecn_marks += 1;
+                }
                 if self.q.len() >= self.p.limit {
                     self.dropper.on_overflow();
                     self.counters[cls].overflow += 1;
@@ -704,6 +724,10 @@ impl QueueDisc for Red {
     fn report(&self, out: &mut Vec<(String, f64)>) {
         out.push(("red_avg_queue_pkts".into(), self.avg.avg));
         report_counters("red_", &self.counters, out);
+        if self.p.ecn {
+            let marks = self.counters[0].ecn_marks + self.counters[1].ecn_marks;
+            out.push(("red_ecn_marks".into(), marks as f64));
+        }
     }
 
     fn average_queue(&self, _in_only: bool) -> Option<f64> {

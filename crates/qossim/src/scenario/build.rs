@@ -179,6 +179,7 @@ fn build_world(
                         group,
                         start_delay: start,
                         congestion: tcp.congestion,
+                        ecn: tcp.ecn,
                         ..TcpConfig::default()
                     };
                     let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow);

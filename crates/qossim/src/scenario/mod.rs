@@ -94,6 +94,8 @@ pub struct TcpSpec {
     pub start_spread: Time,
     /// Congestion control: Reno (default), NewReno or CUBIC.
     pub congestion: crate::transport::Congestion,
+    /// ECN-capable connections (RFC 3168).
+    pub ecn: bool,
 }
 
 impl Default for TcpSpec {
@@ -109,6 +111,7 @@ impl Default for TcpSpec {
             tick: crate::time::millis(10.0),
             start_spread: 0,
             congestion: crate::transport::Congestion::Reno,
+            ecn: false,
         }
     }
 }
@@ -746,12 +749,17 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     } else {
         Some(d.congestion)
     };
+    let ecn = if t.has("ecn") {
+        t.bool(cx, "ecn")
+    } else {
+        Some(d.ecn)
+    };
     for key in ["size", "interval", "stop", "jitter"] {
         if t.has(key) {
             t.error(
                 cx,
                 key,
-                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread, congestion",
+                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread, congestion, ecn",
             );
         }
     }
@@ -764,6 +772,7 @@ fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
         tick: tick?,
         start_spread: start_spread?,
         congestion: congestion?,
+        ecn: ecn?,
     })
 }
 
@@ -777,6 +786,7 @@ const TCP_KEYS: &[&str] = &[
     "tick",
     "start_spread",
     "congestion",
+    "ecn",
 ];
 
 /// The keys [`read_model`] reads.

@@ -35,6 +35,12 @@
 //!   with ssthresh = max(0.7 x flight, 2) at a congestion event, and grows the window in
 //!   congestion avoidance along the cubic curve (or the Reno-friendly estimate where that
 //!   is larger), timed by a smoothed RTT of exact samples (not the 10-ms ticks).
+//! - ECN ([`TcpConfig::ecn`], RFC 3168): new data segments carry ECT (retransmissions
+//!   do not). An ACK with ECE, outside fast recovery and once per window of data
+//!   (`snd_una` past the highest segment sent at the last reduction), reduces as a loss
+//!   would (ssthresh as at a fast retransmit, `cwnd = ssthresh`, no retransmission, no
+//!   growth on that ACK) and the next new segment carries CWR. The receiver sets ECE on
+//!   every ACK from a CE-marked segment on until a segment with CWR arrives.
 //! - Retransmission timeout: `ssthresh = max(floor(flight/2), 2)`, `cwnd = 1`, go-back-N
 //!   from the first unacknowledged segment, exponential backoff (the RTO doubles on each
 //!   successive timeout, up to `max_rto`).
@@ -133,6 +139,8 @@ pub struct TcpConfig {
     pub start_delay: Time,
     /// Congestion control (Reno unless set).
     pub congestion: Congestion,
+    /// ECN-capable (RFC 3168): ECT on new data, a window reduction per ECE-marked window.
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -155,6 +163,7 @@ impl Default for TcpConfig {
             group: 0,
             start_delay: 0,
             congestion: Congestion::Reno,
+            ecn: false,
         }
     }
 }
@@ -187,6 +196,8 @@ pub struct TcpStats {
     /// Of those, segments that left the sender marked IN ([`marks::IN_PROFILE`], set by
     /// the marker or the template).
     pub in_measured: u64,
+    /// Window reductions on ECN echoes (ECE).
+    pub ecn_reductions: u64,
 }
 
 /// A function applied to every data segment before it is sent (a host-side profiler that
@@ -226,6 +237,10 @@ pub struct TcpRenoSender {
     srtt_exact: f64,
     /// A partial ACK has restarted the timer in this recovery (NewReno).
     partial_seen: bool,
+    /// ECN: no further reduction until `snd_una` reaches this.
+    ecn_recover: u64,
+    /// ECN: the next new segment carries CWR.
+    cwr_pending: bool,
 }
 
 impl TcpRenoSender {
@@ -265,6 +280,8 @@ impl TcpRenoSender {
             },
             srtt_exact: 0.0,
             partial_seen: false,
+            ecn_recover: 0,
+            cwr_pending: false,
         }
     }
 
@@ -412,6 +429,13 @@ impl TcpRenoSender {
             self.stats.in_measured += u64::from(pkt.has(marks::IN_PROFILE));
         }
         if seq >= self.snd_max {
+            if self.cfg.ecn {
+                pkt.set(marks::ECN_ECT);
+                if self.cwr_pending {
+                    pkt.set(marks::TCP_CWR);
+                    self.cwr_pending = false;
+                }
+            }
             self.snd_max = seq + 1;
             if self.timed.is_none() {
                 self.timed = Some((seq, now));
@@ -473,8 +497,11 @@ impl TcpRenoSender {
         }
     }
 
-    fn on_ack(&mut self, ack: u64, ctx: &mut Ctx) {
+    fn on_ack(&mut self, ack: u64, ece: bool, ctx: &mut Ctx) {
         self.stats.acks += 1;
+        if ece && self.cfg.ecn && !self.in_recovery && ack > self.snd_una.max(self.ecn_recover) {
+            return self.ecn_reduce(ack, ctx);
+        }
         if ack > self.snd_una {
             if let Some((seq, sent)) = self.timed {
                 if ack > seq {
@@ -526,6 +553,35 @@ impl TcpRenoSender {
         }
     }
 
+    /// An ECE-marked ACK `ack` (new data, a window after the last reduction): reduce as a
+    /// loss would, without retransmitting or growing.
+    fn ecn_reduce(&mut self, ack: u64, ctx: &mut Ctx) {
+        self.stats.ecn_reductions += 1;
+        if let Some((seq, sent)) = self.timed {
+            if ack > seq {
+                self.timed = None;
+                self.backoff = 1;
+                self.rtt_sample(sent, ctx);
+            }
+        }
+        self.ssthresh = self.reduced();
+        self.cwnd = self.ssthresh;
+        self.ecn_recover = self.snd_max;
+        self.cwr_pending = true;
+        self.dupacks = 0;
+        self.snd_una = ack.min(self.snd_max);
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        if self.snd_una < self.snd_max {
+            self.restart_timer(ctx);
+        } else {
+            self.rto_deadline = NEVER;
+        }
+        self.send_much(ctx);
+        self.trace_window(ctx);
+    }
+
     /// NewReno's partial ACK `ack` (new data, below `recover`) in fast recovery.
     fn partial_ack(&mut self, ack: u64, ctx: &mut Ctx) {
         let ack = ack.min(self.snd_max);
@@ -558,6 +614,7 @@ impl TcpRenoSender {
     fn fast_retransmit(&mut self, ctx: &mut Ctx) {
         self.stats.fast_retransmits += 1;
         self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
         self.partial_seen = false;
         self.ssthresh = self.reduced();
         self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
@@ -576,6 +633,7 @@ impl TcpRenoSender {
         }
         self.stats.timeouts += 1;
         self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
         self.ssthresh = self.reduced();
         self.cwnd = 1.0;
         self.in_recovery = false;
@@ -630,7 +688,7 @@ impl Agent for TcpRenoSender {
 
     fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
         if pkt.kind == PacketKind::Ack && self.started {
-            self.on_ack(pkt.ack, ctx);
+            self.on_ack(pkt.ack, pkt.has(marks::TCP_ECE), ctx);
         }
     }
 
@@ -651,6 +709,9 @@ impl Agent for TcpRenoSender {
             out.push(("srtt_s".into(), json!(to_secs(srtt))));
         }
         out.push(("rto_s".into(), json!(to_secs(self.rto()))));
+        if self.cfg.ecn {
+            out.push(("ecn_reductions".into(), json!(s.ecn_reductions)));
+        }
     }
 
     /// Segment counts restart at the end of the warm-up.
@@ -713,6 +774,8 @@ pub struct TcpReceiver {
     acks_sent: u64,
     pending: Option<Packet>,
     dack_gen: u32,
+    /// ECN: echo ECE on every ACK until a segment with CWR arrives.
+    ece: bool,
 }
 
 impl TcpReceiver {
@@ -729,6 +792,7 @@ impl TcpReceiver {
             acks_sent: 0,
             pending: None,
             dack_gen: 0,
+            ece: false,
         }
     }
 
@@ -777,7 +841,7 @@ impl TcpReceiver {
             hop: 0,
             kind: PacketKind::Ack,
             class: 0,
-            marks: 0,
+            marks: if self.ece { marks::TCP_ECE } else { 0 },
             seq: data.seq,
             ack: self.rcv_nxt,
             created: now,
@@ -806,6 +870,12 @@ impl Agent for TcpReceiver {
             return;
         }
         let now = ctx.now();
+        if pkt.has(marks::TCP_CWR) {
+            self.ece = false;
+        }
+        if pkt.has(marks::ECN_CE) {
+            self.ece = true;
+        }
         let mut immediate = false;
         if pkt.seq < self.rcv_nxt {
             self.duplicates += 1;

@@ -108,7 +108,9 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     V.get_or_init(|| {
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
         let mut keys: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
-        let queues = qossim::queue::DISCIPLINES.iter().map(|k| (k.name, k.params));
+        let queues = qossim::queue::DISCIPLINES
+            .iter()
+            .map(|k| (k.name, k.params));
         let meters = qossim::meter::METERS.iter().map(|k| (k.name, k.params));
         for (name, params) in queues.chain(meters) {
             values.push(format!("{name:?}"));

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from qossim import __version__, api, campaign, report, studies
-from qossim.errors import EngineError, QossimError
+from qossim.errors import CampaignInterrupted, EngineError, QossimError, shown
 from qossim.params import parse_set
 from qossim.results import Result, atomic_dir, is_result_dir
 
@@ -178,8 +178,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         selected, unmatched = campaign.select_metrics(names, spec.metrics)
         for pattern in unmatched:
             _print_err(
-                f"{args.campaign}: campaign.metrics: {pattern!r} matches no metric the runs "
-                "report (qossim show RUN_DIR lists them)"
+                f"{args.campaign}: campaign.metrics: {shown(repr(pattern))} matches no metric "
+                "the runs report (qossim show RUN_DIR lists them)"
             )
         if selected:
             print(_point_table(summary, params, selected))
@@ -671,6 +671,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EngineError as exc:
         _print_err(*exc.lines)
         return EXIT_INTERNAL
+    except CampaignInterrupted as exc:
+        _print_err(*exc.lines)
+        return 128 + exc.signum
     except QossimError as exc:
         _print_err(*exc.lines)
         return EXIT_USER

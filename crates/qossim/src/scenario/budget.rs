@@ -249,12 +249,14 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
                     path: format!("{entry}.flows"),
                     bytes: f * BYTES_PER_FLOW as f64,
                     events: pkts + f * cycles(m) * active,
-                    what: format!(
-                        "{} flows sending {:.3e} packets and drawing {:.3e} on-off periods",
-                        t.flows,
-                        pkts,
-                        f * cycles(m) * active
-                    ),
+                    what: match f * cycles(m) * active {
+                        0.0 => format!("{} flows sending {pkts:.3e} packets", t.flows),
+                        periods => format!(
+                            "{} flows sending {pkts:.3e} packets and drawing {periods:.3e} \
+                             on-off periods",
+                            t.flows
+                        ),
+                    },
                 });
             }
             (TrafficModel::Source(m), Some(c)) => {

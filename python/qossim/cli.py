@@ -347,6 +347,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     """Print a run's packet trace, one readable line per record, in time order."""
     from qossim.traces import format_view
 
+    _check_whole(Path(args.rundir))  # a truncated or edited trace file is named, not read
     result = Result.load(args.rundir)
     try:
         frame = result.trace(args.name, flow=args.flow)

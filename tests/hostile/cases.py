@@ -132,6 +132,19 @@ def run(text, filename, seed=None, overrides=(), progress=None, **kw):
     return _core.run(text, filename, seed, list(overrides), progress, **kw)
 """
 
+#: A short run with a packet trace, whose trace file is then cut in half before
+#: ``qossim trace`` reads it.
+_PY_TRUNCATED_TRACE = """
+import pathlib, sys
+from qossim.cli import main
+assert main(["run", "s.toml", "--quiet", "--out", "tr"]) == 0
+f = sorted(pathlib.Path("tr/traces").glob("*.parquet"))[0]
+f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+sys.exit(main(["trace", "tr"]))
+"""
+
+_TRACED = SHORT.replace("flows = 100", 'flows = 100\n\n[[trace]]\nname = "v7"\nflows = [7]\n')
+
 #: The cases. Their counts are derived from this table (see ``test_hostile.py``).
 CASES: tuple[Case, ...] = (
     # -- 1. nothing aborts: what cannot fit is refused at validation, on its line
@@ -400,8 +413,18 @@ CASES: tuple[Case, ...] = (
         "trace on a truncated manifest",
         ("trace", "run"),
         2,
-        r"^run/manifest\.json: unreadable",
+        r"^run: stored run is damaged: manifest\.json is unreadable",
         files={"run/manifest.json": '{"run_key": "ab', "run/summary.json": "{}"},
+    ),
+    Case(
+        "trace of a truncated trace file",
+        (_PY_TRUNCATED_TRACE,),
+        2,
+        r"^tr: stored run is damaged: ",
+        files={"s.toml": _TRACED},
+        python=True,
+        keeps=("tr",),
+        timeout=40.0,
     ),
     Case(
         "a campaign that runs: one run's process dies, the others are kept",

@@ -740,19 +740,29 @@ def _run_local(jobs: list[dict[str, Any]], address: str | None, n: int | None) -
         )
         futures = {pool.submit(execute_job, job): job for job in jobs}
     try:
+        yielded: set[Any] = set()
+        broken = False
         for future in as_completed(futures):
             try:
                 outcome = future.result()
             except BrokenProcessPool:
-                # A worker died (a crash, the memory killer): every run still in the pool
-                # is run again, each in a process of its own, so that only the run that
-                # kills its process fails.
-                unfinished = [job for f, job in futures.items() if not f.done() or f is future]
-                unfinished += [
-                    job for f, job in futures.items() if f.done() and f is not future and _broken(f)
-                ]
+                broken = True
                 break
+            yielded.add(future)
             yield outcome
+        if broken:
+            # A worker died (a crash, the memory killer): the runs that finished are
+            # reported, every other one is run again, each in a process of its own, so
+            # that only the run that kills its own process fails.
+            wait_all = [f for f in futures if f not in yielded]
+            for f in wait_all:
+                with contextlib.suppress(Exception):
+                    f.exception()  # the pool settles every future once broken
+            for f in wait_all:
+                if not f.cancelled() and f.exception() is None:
+                    yield f.result()
+                else:
+                    unfinished.append(futures[f])
     finally:
         _stop_pool(pool)
     if unfinished:
@@ -780,12 +790,6 @@ def _sigint_ignored_by_children() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
-
-
-def _broken(future: Any) -> bool:
-    from concurrent.futures.process import BrokenProcessPool
-
-    return not future.cancelled() and isinstance(future.exception(), BrokenProcessPool)
 
 
 def _stop_pool(pool: Any) -> None:

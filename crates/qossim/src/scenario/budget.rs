@@ -14,8 +14,9 @@
 //!   `max_active`) at [`BYTES_PER_ACTIVE_CALL`], and every call ever started at
 //!   [`BYTES_PER_CALL`] (its flow record stays for the summary).
 //!
-//! The work estimate counts the packets the sources send, the on-off periods they draw
-//! and the calls that arrive; a scenario above [`MAX_EVENTS`] is refused (at ten million
+//! The work estimate counts the packets the sources send (at most what the links out of
+//! their nodes carry, shared among the entries that start there), the on-off periods
+//! they draw and the calls that arrive; a scenario above [`MAX_EVENTS`] is refused (at ten million
 //! events a second, more than a day of computing). An on-off source whose mean on period
 //! is shorter than [`MIN_ON_FRACTION_OF_SPACING`] of its packet spacing is refused too:
 //! it would draw that many on and off periods for each packet it sends.
@@ -195,6 +196,14 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
         });
     }
     let mut sent = 0.0f64;
+    // Entries that start at one node share its outgoing links: each is bounded by its
+    // share of their rate, so that their sum is bounded by the links.
+    let mut sharing = vec![0usize; sc.topology.nodes.len()];
+    for t in &sc.traffic {
+        if let Some(n) = sharing.get_mut(t.from) {
+            *n += 1;
+        }
+    }
     for (i, t) in sc.traffic.iter().enumerate() {
         let entry = format!("traffic.{i}");
         out.push(Cost {
@@ -214,7 +223,8 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
             .iter()
             .filter(|l| l.from == t.from)
             .map(|l| l.rate as f64)
-            .sum();
+            .sum::<f64>()
+            / sharing.get(t.from).copied().unwrap_or(1).max(1) as f64;
         match (&t.model, &t.calls) {
             (TrafficModel::Tcp(tcp), _) => {
                 let pkts = (t.flows as f64 * tcp.wnd as f64)

@@ -25,6 +25,10 @@ import pytest
 
 from . import cases as C
 
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="process limits and /proc are Linux's"
+)
+
 #: The address space a case may use (the interpreter, the engine and the data).
 MEMORY_CAP = 3 << 30
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -144,8 +145,10 @@ def test_invalid_grid_point_stops_before_running(tmp_path, make_campaign, fake_e
     out = tmp_path / "out"
     with pytest.raises(CampaignError) as info:
         run_campaign(path, jobs=1, progress=False, out=out)
-    # The engine names a value that came from an override by its place among them.
-    assert info.value.lines == ["--set:1: traffic.0.flows: must not be negative, got -1"]
+    # A value that came from the grid is blamed on the campaign file's line giving it.
+    lines = Path(path).read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if text.startswith('"traffic.0.flows"'))
+    assert info.value.lines == [f"{path}:{line}: traffic.0.flows: must not be negative, got -1"]
     assert fake_engine.runs == []
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
 

@@ -23,6 +23,7 @@ from qossim.api import run, run_text, validate, validate_text
 from qossim.campaign import Campaign, gather, run_campaign, summarize
 from qossim.errors import (
     CampaignError,
+    CampaignInterrupted,
     CampaignRunError,
     EngineError,
     EngineUnavailableError,
@@ -42,6 +43,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree
 __all__ = [
     "Campaign",
     "CampaignError",
+    "CampaignInterrupted",
     "CampaignRunError",
     "EngineError",
     "EngineUnavailableError",

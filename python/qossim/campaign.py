@@ -37,9 +37,11 @@ from qossim import _engine, _toml
 from qossim.errors import (
     BackendUnavailableError,
     CampaignError,
+    CampaignInterrupted,
     CampaignRunError,
     QossimError,
     ResultError,
+    shown,
 )
 from qossim.params import canonical_overrides, format_value, run_key
 from qossim.progress import CampaignBar
@@ -144,7 +146,8 @@ def execute_job(job: Mapping[str, Any]) -> dict[str, Any]:
         return {"key": key, "status": "cached", "error": None}
     overrides = [(str(k), str(v)) for k, v in job["overrides"]]
     # Raw packet traces go beside the run directory (same file system), never inside it.
-    trace_dir = run_dir.parent / f".{key}.traces-{secrets.token_hex(4)}"
+    # (Named as a temporary directory, so that a killed worker's is cleaned up.)
+    trace_dir = run_dir.parent / f".{key}.traces-{secrets.token_hex(4)}.tmp-"
     try:
         version = _engine.core_version()
         expected = job.get("version") or version
@@ -211,6 +214,8 @@ class Campaign:
     fixed: dict[str, Any] = field(default_factory=dict)
     source: Path | None = None
     metrics: list[str] = field(default_factory=list)
+    #: Where each grid and set key is written (``"c.toml:8"``), to blame its mistakes on.
+    key_lines: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Campaign:
@@ -230,7 +235,9 @@ class Campaign:
         except _toml.TOMLDecodeError as exc:
             line = _toml.error_line(exc, text)
             raise CampaignError(f"{label}:{line}: {_toml.error_reason(exc)}") from None
-        return cls.from_dict(data, base_dir=Path(path).parent, label=label, source=Path(path))
+        spec = cls.from_dict(data, base_dir=Path(path).parent, label=label, source=Path(path))
+        spec.key_lines = _key_lines(text, [*spec.grid, *spec.fixed], label)
+        return spec
 
     @classmethod
     def from_dict(
@@ -254,13 +261,15 @@ class Campaign:
             )
         for key in data:
             if key not in _TOP_KEYS:
-                problems.append(f"{label}: {key}: unknown table (expected campaign, grid, set)")
+                problems.append(
+                    f"{label}: {shown(key)}: unknown table (expected campaign, grid, set)"
+                )
         head = data.get("campaign")
         if not isinstance(head, Mapping):
             raise CampaignError(problems + [f"{label}: campaign: missing [campaign] table"])
         for key in head:
             if key not in _CAMPAIGN_KEYS:
-                problems.append(f"{label}: campaign.{key}: unknown key")
+                problems.append(f"{label}: campaign.{shown(key)}: unknown key")
 
         name = head.get("name", Path(label).stem if source else "campaign")
         if not isinstance(name, str) or not name.strip():
@@ -294,9 +303,9 @@ class Campaign:
         fixed = _flatten(data.get("set", {}), label, "set", problems)
         for key, values in grid.items():
             if not isinstance(values, list) or not values:
-                problems.append(f"{label}: grid.{key}: must be a non-empty list of values")
+                problems.append(f"{label}: grid.{shown(key)}: must be a non-empty list of values")
         for key in sorted(set(grid) & set(fixed)):
-            problems.append(f"{label}: {key}: set in both [grid] and [set]")
+            problems.append(f"{label}: {shown(key)}: set in both [grid] and [set]")
         size = max(1, len(seeds))
         for values in grid.values():
             size *= max(1, len(values)) if isinstance(values, list) else 1
@@ -312,7 +321,7 @@ class Campaign:
                     try:
                         format_value(item)
                     except TypeError as exc:
-                        problems.append(f"{label}: {table}.{key}: {exc}")
+                        problems.append(f"{label}: {table}.{shown(key)}: {shown(exc, 400)}")
         if problems:
             raise CampaignError(problems)
         return cls(
@@ -361,6 +370,25 @@ class Campaign:
         """Return ``runs/<name>`` (relative to the working directory)."""
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.name)
         return Path("runs") / (safe.strip(".") or "campaign")
+
+
+def _key_lines(text: str, keys: Sequence[str], label: str) -> dict[str, str]:
+    """Return where each dotted key is written in a campaign file (``LABEL:LINE``).
+
+    That is the line that assigns it (quoted or bare); keys not found are left out.
+    """
+    import re
+
+    lines = text.splitlines()
+    found: dict[str, str] = {}
+    for key in keys:
+        spellings = [f'"{key}"', f"'{key}'", key]
+        for number, line in enumerate(lines, start=1):
+            stripped = line.strip()
+            if any(re.match(re.escape(sp) + r"\s*=", stripped) for sp in spellings):
+                found[key] = f"{label}:{number}"
+                break
+    return found
 
 
 #: The most runs one campaign may hold (grid points times seeds); more is refused before
@@ -488,7 +516,14 @@ def _write_index(out_dir: Path, name: str, jobs: Sequence[Job], params: Sequence
     atomic_write_text(out_dir / INDEX_FILE, json.dumps(index, indent=1) + "\n")
 
 
-def _validate_jobs(jobs: Sequence[Job]) -> None:
+def _validate_jobs(jobs: Sequence[Job], blame: Mapping[str, str] | None = None) -> None:
+    """Validate every distinct scenario and overrides.
+
+    A diagnostic about an override (``--set:N``) is blamed on the line of the campaign
+    file that gave it (``blame``).
+    """
+    import re
+
     seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     lines: list[str] = []
     for job in jobs:
@@ -497,6 +532,11 @@ def _validate_jobs(jobs: Sequence[Job]) -> None:
             continue
         seen.add(signature)
         for line in _engine.validate(job.scenario_text, job.scenario_file, list(job.overrides)):
+            match = re.match(r"--set:(\d+): (.*)$", line)
+            if match and blame:
+                index = int(match.group(1)) - 1
+                if 0 <= index < len(job.overrides) and job.overrides[index][0] in blame:
+                    line = f"{blame[job.overrides[index][0]]}: {match.group(2)}"
             if line not in lines:
                 lines.append(line)
     if lines:
@@ -513,6 +553,7 @@ def run_jobs(
     progress: bool = True,
     name: str = "campaign",
     params: Sequence[str] | None = None,
+    blame: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
     """Execute the jobs whose run directory is missing, on the chosen backend.
 
@@ -531,7 +572,7 @@ def run_jobs(
     unique: dict[str, Job] = {}
     for job in jobs:
         unique.setdefault(job.key, job)
-    _validate_jobs(list(unique.values()))
+    _validate_jobs(list(unique.values()), blame)
     with _locked(out):
         clean_stale_temps(out / RUNS_DIR)
         _write_index(out, name, jobs, params if params is not None else _param_names(jobs))
@@ -542,22 +583,74 @@ def run_jobs(
         if not pending:
             return counts
         failures: list[str] = []
-        with CampaignBar(len(unique), counts["cached"], name, progress) as bar:
-            runner = {"local": _run_local, "dask": _run_dask, "ray": _run_ray}[backend]
-            by_key = {j.key: j for j in pending}
-            for outcome in runner([j.to_dict() for j in pending], address, jobs_n):
-                failed = outcome["status"] == "failed"
-                if failed:
-                    job = by_key[outcome["key"]]
-                    failures.append(f"run {job.key[:12]} ({_describe(job)}): {outcome['error']}")
-                else:
-                    counts["done"] += 1
-                bar.advance(failed)
+        runner = {"local": _run_local, "dask": _run_dask, "ray": _run_ray}[backend]
+        by_key = {j.key: j for j in pending}
+        outcomes = runner([j.to_dict() for j in pending], address, jobs_n)
+        try:
+            with (
+                _sigterm_interrupts(),
+                CampaignBar(len(unique), counts["cached"], name, progress) as bar,
+            ):
+                for outcome in outcomes:
+                    failed = outcome["status"] == "failed"
+                    if failed:
+                        job = by_key[outcome["key"]]
+                        failures.append(
+                            f"run {job.key[:12]} ({_describe(job)}): {outcome['error']}"
+                        )
+                    else:
+                        counts["done"] += 1
+                    bar.advance(failed)
+        except KeyboardInterrupt as exc:
+            import signal
+
+            outcomes.close()  # ends the workers
+            clean_stale_temps(out / RUNS_DIR)
+            signum = getattr(exc, "signum", signal.SIGINT)
+            stored = counts["cached"] + counts["done"]
+            raise CampaignInterrupted(
+                f"{out}: interrupted by {signal.Signals(signum).name}: {stored} of "
+                f"{len(unique)} runs are stored and kept; run the sweep again to finish it",
+                signum=signum,
+            ) from None
+        finally:
+            outcomes.close()
+            # A worker ended mid-write (a crashed pool's others) leaves a temporary
+            # directory; its run was done again or is reported.
+            clean_stale_temps(out / RUNS_DIR)
     if failures:
         raise CampaignRunError(
             [f"{len(failures)} of {len(pending)} runs failed (finished runs are kept):"] + failures
         )
     return counts
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that a sweep stops the same way."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While a sweep runs, SIGTERM interrupts it as Ctrl-C does (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(signum)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 DAMAGED_DIR = "damaged"
@@ -640,16 +733,152 @@ def _run_local(jobs: list[dict[str, Any]], address: str | None, n: int | None) -
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context())
+    unfinished: list[dict[str, Any]] = []
+    with _sigint_ignored_by_children():
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=_pool_context(), initializer=_worker_init
+        )
+        futures = {pool.submit(execute_job, job): job for job in jobs}
     try:
-        futures = {pool.submit(execute_job, job): job["key"] for job in jobs}
+        yielded: set[Any] = set()
+        broken = False
         for future in as_completed(futures):
             try:
-                yield future.result()
+                outcome = future.result()
             except BrokenProcessPool:
-                yield {"key": futures[future], "status": "failed", "error": _BROKEN_POOL_HINT}
+                broken = True
+                break
+            yielded.add(future)
+            yield outcome
+        if broken:
+            # A worker died (a crash, the memory killer): the runs that finished are
+            # reported, every other one is run again, each in a process of its own, so
+            # that only the run that kills its own process fails.
+            wait_all = [f for f in futures if f not in yielded]
+            for f in wait_all:
+                with contextlib.suppress(Exception):
+                    f.exception()  # the pool settles every future once broken
+            for f in wait_all:
+                if not f.cancelled() and f.exception() is None:
+                    yield f.result()
+                else:
+                    unfinished.append(futures[f])
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        _stop_pool(pool)
+    if unfinished:
+        seen: set[str] = set()
+        unique = [j for j in unfinished if not (j["key"] in seen or seen.add(j["key"]))]
+        yield from _run_isolated(unique, workers)
+
+
+@contextlib.contextmanager
+def _sigint_ignored_by_children() -> Iterator[None]:
+    """Ignore SIGINT while worker processes start, so that they start ignoring it.
+
+    An ignored signal stays ignored in a new program: a Ctrl-C to the process group then
+    reaches the main process only, which ends the workers itself, and never a worker
+    half-way through starting.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _stop_pool(pool: Any) -> None:
+    """Shut a process pool down; on an interrupt, end its workers at once."""
+    import sys as _sys
+
+    interrupted = isinstance(_sys.exc_info()[1], (KeyboardInterrupt, SystemExit, GeneratorExit))
+    if interrupted:
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            with contextlib.suppress(Exception):
+                proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_init() -> None:
+    """Set a local worker up.
+
+    Ctrl-C is the main process's to handle (it ends the workers), and the worker dies
+    with the main process (``PR_SET_PDEATHSIG``), so a killed sweep leaves no worker
+    behind.
+    """
+    import multiprocessing
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)  # the parent died before the request took hold
+
+
+def _isolated_child(job: dict[str, Any], conn: Any) -> None:
+    _worker_init()
+    try:
+        conn.send(execute_job(job))
+    finally:
+        conn.close()
+
+
+def _run_isolated(jobs: list[dict[str, Any]], workers: int) -> Iterator[dict]:
+    """Run each job in a process of its own, ``workers`` at a time.
+
+    A job whose process dies fails alone, with how it died.
+    """
+    import signal
+    from multiprocessing.connection import wait
+
+    ctx = _pool_context()
+    queue = list(jobs)
+    running: dict[Any, tuple[Any, dict[str, Any]]] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < workers:
+                job = queue.pop(0)
+                parent_end, child_end = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_isolated_child, args=(job, child_end), daemon=True)
+                with _sigint_ignored_by_children():
+                    proc.start()
+                child_end.close()
+                running[parent_end] = (proc, job)
+            for conn in wait(list(running)):
+                proc, job = running.pop(conn)
+                try:
+                    outcome = conn.recv()
+                except (EOFError, OSError):
+                    outcome = None
+                conn.close()
+                proc.join()
+                if outcome is None:
+                    code = proc.exitcode
+                    if code is not None and code < 0:
+                        try:
+                            how = f"killed by {signal.Signals(-code).name}; out of memory?"
+                        except ValueError:
+                            how = f"killed by signal {-code}"
+                        error = f"the process running it died ({how})"
+                    else:
+                        error = f"{_BROKEN_POOL_HINT} (exit status {code})"
+                    outcome = {"key": job["key"], "status": "failed", "error": error}
+                yield outcome
+    finally:
+        for proc, _ in running.values():
+            with contextlib.suppress(Exception):
+                proc.terminate()
+                proc.join()
 
 
 def _run_dask(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> Iterator[dict]:
@@ -798,6 +1027,7 @@ def run_campaign(
         progress=progress,
         name=spec.name,
         params=list(spec.grid),
+        blame=spec.key_lines,
     )
     if spec.source is not None:
         with contextlib.suppress(OSError):

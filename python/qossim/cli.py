@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from qossim import __version__, api, campaign, report, studies
-from qossim.errors import EngineError, QossimError
+from qossim.errors import CampaignInterrupted, EngineError, QossimError, shown
 from qossim.params import parse_set
 from qossim.results import Result, atomic_dir, is_result_dir
 
@@ -195,8 +195,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         selected, unmatched = campaign.select_metrics(names, spec.metrics)
         for pattern in unmatched:
             _print_err(
-                f"{args.campaign}: campaign.metrics: {pattern!r} matches no metric the runs "
-                "report (qossim show RUN_DIR lists them)"
+                f"{args.campaign}: campaign.metrics: {shown(repr(pattern))} matches no metric "
+                "the runs report (qossim show RUN_DIR lists them)"
             )
         if selected:
             print(_point_table(summary, params, selected))
@@ -364,6 +364,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     """Print a run's packet trace, one readable line per record, in time order."""
     from qossim.traces import format_view
 
+    _check_whole(Path(args.rundir))  # a truncated or edited trace file is named, not read
     result = Result.load(args.rundir)
     try:
         frame = result.trace(args.name, flow=args.flow)
@@ -693,6 +694,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EngineError as exc:
         _print_err(*exc.lines)
         return EXIT_INTERNAL
+    except CampaignInterrupted as exc:
+        _print_err(*exc.lines)
+        return 128 + exc.signum
     except QossimError as exc:
         _print_err(*exc.lines)
         return EXIT_USER

@@ -10,6 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+#: The most characters of a name that a message echoes.
+SHOWN_CHARS = 80
+
+
+def shown(text: object, limit: int = SHOWN_CHARS) -> str:
+    r"""Return ``text`` as a message may echo it: printable, and cut to ``limit``.
+
+    Control, bidirectional-override and other non-printing characters are escaped
+    (``\x1b``), and text longer than ``limit`` characters is cut with "…".
+    """
+    text = str(text)
+    cut = len(text) > limit
+    out = []
+    for ch in text[:limit]:
+        out.append(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out) + ("…" if cut else "")
+
 
 class QossimError(Exception):
     """Base class of user-facing errors; ``lines`` holds one line per problem."""
@@ -51,6 +68,17 @@ class CampaignError(QossimError, ValueError):
 
 class CampaignRunError(QossimError, RuntimeError):
     """Some runs of a campaign failed; the others are stored and kept."""
+
+
+class CampaignInterrupted(QossimError, RuntimeError):
+    """A signal (Ctrl-C, SIGTERM) stopped a campaign; the runs stored so far are kept.
+
+    ``signum`` is the signal's number (the command line exits with 128 + it).
+    """
+
+    def __init__(self, lines: str | Iterable[str], signum: int) -> None:
+        super().__init__(lines)
+        self.signum = signum
 
 
 class BackendUnavailableError(QossimError, RuntimeError):

@@ -142,11 +142,26 @@ fn run(
     check_invariants: bool,
     build_progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
+    // A signal (Ctrl-C, or SIGTERM with a Python handler) during a long build: its
+    // handler runs here, and the build stops.
+    let build_signal: std::sync::Arc<std::sync::Mutex<Option<PyErr>>> = Default::default();
+    let seen = build_signal.clone();
     let options = scenario::RunOptions {
         trace_dir,
         fingerprint_events,
         check_invariants,
         memory_available: None,
+        build_stop: Some(scenario::BuildStop(std::sync::Arc::new(move || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    if let Ok(mut slot) = seen.lock() {
+                        slot.get_or_insert(e);
+                    }
+                    true
+                }
+            })
+        }))),
         build_progress: build_progress.map(|cb| {
             scenario::BuildProgress(std::sync::Arc::new(move |done: u64, total: u64| {
                 // A display problem must never stop a build.
@@ -186,6 +201,9 @@ fn run(
         })
     });
     if let Some(e) = interrupted {
+        return Err(e);
+    }
+    if let Some(e) = build_signal.lock().ok().and_then(|mut s| s.take()) {
         return Err(e);
     }
     let out = out

@@ -292,9 +292,8 @@ impl Recorder {
     }
     /// Appends a sample.
     pub fn push(&mut self, id: usize, now: Time, v: f64) {
-        let s = &mut self.series[id];
-        s.t.push(to_secs(now));
-        s.v.push(v);
+        // A failure to grow stops the run (see `metrics::take_growth_failure`).
+        let _ = self.series[id].try_push(to_secs(now), v);
     }
 }
 
@@ -729,8 +728,9 @@ impl World {
                 d as f64 * 8.0 / secs
             }
         };
-        s.series.t.push(to_secs(now));
-        s.series.v.push(v);
+        if !s.series.try_push(to_secs(now), v) {
+            return; // out of memory: the run stops at its next progress check
+        }
         let next = now + s.interval;
         self.sched
             .at(next, Event::new(Target::Sampler(id as u32), 0));
@@ -955,7 +955,7 @@ impl World {
             n = n.wrapping_add(1);
             if n & 0xffff == 0 {
                 let f = (self.sched.now() - start) as f64 / span;
-                if !progress(f) {
+                if crate::metrics::growth_failed() || !progress(f) {
                     return false;
                 }
             }

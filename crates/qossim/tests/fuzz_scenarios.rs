@@ -6,6 +6,9 @@ mod fuzz;
 
 #[test]
 fn mutated_scenarios_are_rejected_clearly_or_run() {
+    // The memory budget is the machine's unless set: fix it, so the outcome is the same
+    // everywhere.
+    std::env::set_var(qossim::scenario::budget::BUDGET_ENV, "8GiB");
     let t = fuzz::fuzz(2026, 8000, |_| false);
     assert_eq!(t.inputs, 8000);
     assert!(t.rejected > 1000 && t.ran > 300, "{t:?}");
@@ -15,5 +18,105 @@ fn mutated_scenarios_are_rejected_clearly_or_run() {
             t.broken.len(),
             t.inputs
         );
+    }
+}
+
+/// The degenerate values of the fuzzer's vocabulary, each where it does harm in the
+/// reference scenario: every one is refused with one diagnostic on the override's line.
+#[test]
+fn degenerate_values_are_refused_on_their_line() {
+    std::env::set_var(qossim::scenario::budget::BUDGET_ENV, "8GiB");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let path = root.join("scenarios/reference.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    /// Overrides, the key path blamed, a word of the reason.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: &[Case] = &[
+        (
+            &[("metric.0.interval", "1ps")],
+            "metric.0.interval",
+            "samples",
+        ),
+        (
+            &[("metric.1.interval", "1ps")],
+            "metric.1.interval",
+            "samples",
+        ),
+        (
+            &[("links.n1-n2.rate", "1e400bps")],
+            "links.n1-n2.rate",
+            "finite",
+        ),
+        (
+            &[("topology.rate", "1e30bps")],
+            "topology.rate",
+            "too large",
+        ),
+        (
+            &[("topology.queue.limit", "1e30B")],
+            "topology.queue.limit",
+            "too large",
+        ),
+        (
+            &[("topology.queue.limit", "1e16p")],
+            "topology.queue.limit",
+            "too large",
+        ),
+        (
+            &[
+                ("topology.queue.limit", "1000000000p"),
+                ("traffic.0.flows", "10000000"),
+            ],
+            "topology.queue",
+            "queued packets",
+        ),
+        (
+            &[
+                ("traffic.0.model", "onoff"),
+                ("traffic.0.size", "200B"),
+                ("traffic.0.interval", "20ms"),
+                ("traffic.0.on", "exp:1ps"),
+            ],
+            "traffic.0.on",
+            "on period",
+        ),
+        (
+            &[
+                ("traffic.0.calls.rate", "1e12/s"),
+                ("traffic.0.calls.holding", "exp:60s"),
+            ],
+            "traffic.0.calls.rate",
+            "calls",
+        ),
+        (
+            &[
+                ("traffic.0.calls.rate", "1e400/s"),
+                ("traffic.0.calls.holding", "exp:1s"),
+            ],
+            "traffic.0.calls.rate",
+            "finite",
+        ),
+    ];
+    for (sets, at, words) in cases {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let base = path.parent().unwrap();
+        let d = match qossim::parse(&text, "reference.toml", base, &sets) {
+            Ok(_) => panic!("{sets:?} was accepted"),
+            Err(d) => d,
+        };
+        assert_eq!(d.len(), 1, "{sets:?}: {d:#?}");
+        let d = &d[0];
+        assert_eq!(d.path, *at, "{sets:?}: {d}");
+        assert!(d.reason.contains(words), "{sets:?}: {d}");
+        // Blamed on the override that set it (or on the file when the key came from it).
+        let own = sets.iter().position(|(k, _)| k == at);
+        match own {
+            Some(i) => assert_eq!((d.file.as_str(), d.line), ("--set", i + 1), "{d}"),
+            None => assert_eq!(d.file, "reference.toml", "{d}"),
+        }
+        assert_eq!(fuzz::check(&text, &sets, base), fuzz::Outcome::Rejected);
     }
 }

@@ -340,17 +340,21 @@ fn too_big_for_the_memory_is_refused_up_front() {
                 to = \"n2\"\nmodel = \"CBR\"\nflows = 10000\n";
     let sc = qossim::parse(text, "big.toml", Path::new("."), &[]).unwrap();
     let need = scenario::memory_estimate(&sc);
-    assert_eq!(
-        need,
-        4 * scenario::BYTES_PER_LINK + 10_000 * scenario::BYTES_PER_FLOW
-    );
+    // Links, flows and the entry's record, and the packets the queues may hold: the
+    // sources can send no more than their 10 Mb/s access link carries in 0.1 s (781.25
+    // packets of 160 B; the four queues admit 4 000), no series.
+    let queued = 1e7 * 0.1 / 8.0 / 160.0 * scenario::budget::bytes_per_queued_packet() as f64;
+    let fixed = 4 * scenario::BYTES_PER_LINK
+        + 10_000 * scenario::BYTES_PER_FLOW
+        + scenario::budget::BYTES_PER_ENTRY;
+    assert_eq!(need, (fixed as f64 + queued) as u64);
     let opts = |avail: u64| scenario::RunOptions {
         memory_available: Some(avail),
         ..Default::default()
     };
     let err = scenario::run_with(&sc, Some(1), &mut |_| true, &opts(need - 1)).unwrap_err();
     assert!(
-        err.starts_with("big.toml: this scenario needs at least"),
+        err.starts_with("big.toml: this scenario needs about"),
         "{err}"
     );
     assert!(scenario::run_with(&sc, Some(1), &mut |_| true, &opts(need)).is_ok());

@@ -172,6 +172,47 @@ pub struct Series {
     pub unit: &'static str,
 }
 
+impl Series {
+    /// Appends a sample, or returns false (and records why, see [`take_growth_failure`])
+    /// when the memory for it cannot be had: the caller stops sampling and the run ends
+    /// with an error instead of the allocator aborting the process.
+    pub fn try_push(&mut self, t: f64, v: f64) -> bool {
+        if self.t.try_reserve(1).is_err() || self.v.try_reserve(1).is_err() {
+            note_growth_failure(format!(
+                "out of memory: series {:?} could not grow beyond {} samples",
+                crate::scenario::walk::shown(&self.name),
+                self.t.len()
+            ));
+            return false;
+        }
+        self.t.push(t);
+        self.v.push(v);
+        true
+    }
+}
+
+thread_local! {
+    static GROWTH_FAILURE: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Records that a run's storage could not grow (the first reason is kept).
+pub fn note_growth_failure(why: String) {
+    GROWTH_FAILURE.with(|g| {
+        g.borrow_mut().get_or_insert(why);
+    });
+}
+
+/// True if a run on this thread failed to grow its storage.
+pub fn growth_failed() -> bool {
+    GROWTH_FAILURE.with(|g| g.borrow().is_some())
+}
+
+/// The reason a run on this thread failed to grow its storage, clearing it.
+pub fn take_growth_failure() -> Option<String> {
+    GROWTH_FAILURE.with(|g| g.borrow_mut().take())
+}
+
 /// What a sampler measures.
 #[derive(Clone, Debug)]
 pub enum Probe {

@@ -35,7 +35,7 @@ fn make_queue(l: &LinkSpec, seed: u64) -> Box<dyn QueueDisc> {
 
 /// Builds the world of a scenario for a run with `seed`.
 pub fn build(sc: &Scenario, seed: u64) -> Result<World, String> {
-    build_world(sc, seed, None).map(|(w, _)| w)
+    build_world(sc, seed, None, None).map(|(w, _)| w)
 }
 
 /// Flows built between two calls of a [`BuildProgress`].
@@ -53,22 +53,42 @@ impl std::fmt::Debug for BuildProgress {
     }
 }
 
-/// Counts the flows built and tells a [`BuildProgress`] every step.
+/// Asked every [`BUILD_PROGRESS_STEP`] flows while a run's world is built: true stops
+/// the build (and the run fails with "interrupted"), so that a signal is honoured during
+/// the setup of a scenario of millions of flows.
+#[derive(Clone)]
+pub struct BuildStop(pub Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for BuildStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuildStop")
+    }
+}
+
+/// Counts the flows built, tells a [`BuildProgress`] and asks a [`BuildStop`] every step.
 struct BuildCount<'a> {
     done: u64,
     total: u64,
     tell: Option<&'a BuildProgress>,
+    stop: Option<&'a BuildStop>,
 }
 
 impl BuildCount<'_> {
     #[inline]
-    fn one(&mut self) {
+    fn one(&mut self) -> Result<(), String> {
         self.done += 1;
         if self.done.is_multiple_of(BUILD_PROGRESS_STEP) {
             if let Some(t) = self.tell {
                 (t.0)(self.done, self.total);
             }
+            if self.stop.is_some_and(|s| (s.0)()) {
+                return Err(format!(
+                    "interrupted while building ({} of {} flows built)",
+                    self.done, self.total
+                ));
+            }
         }
+        Ok(())
     }
 }
 
@@ -85,12 +105,14 @@ fn build_world(
     sc: &Scenario,
     seed: u64,
     progress: Option<&BuildProgress>,
+    stop: Option<&BuildStop>,
 ) -> Result<(World, Vec<Box<dyn MechanismRun>>), String> {
     let total = flows_to_build(sc);
     let mut count = BuildCount {
         done: 0,
         total,
         tell: progress.filter(|_| total >= BUILD_PROGRESS_STEP),
+        stop,
     };
     let mut w = World::new(seed);
     let mut built = BuiltCore::default();
@@ -190,7 +212,7 @@ fn build_world(
                         }));
                     }
                     let sender = w.add_agent(&name, Box::new(s));
-                    count.one();
+                    count.one()?;
                     built.connections.push(Connection {
                         traffic: ti,
                         index: i,
@@ -252,7 +274,7 @@ fn build_world(
                     }
                     let s = Source::with_shared(m, tmpl, flow, offset, stop, t.jitter, r);
                     w.add_agent("", Box::new(s));
-                    count.one();
+                    count.one()?;
                 }
                 if !meters.is_empty() {
                     let hook = FlowProfiler::new(&t.name, first_flow, meters);
@@ -367,6 +389,8 @@ pub struct RunOptions {
     pub memory_available: Option<u64>,
     /// Told how building the world advances (scenarios of many flows).
     pub build_progress: Option<BuildProgress>,
+    /// Asked while the world is built whether to stop (a signal arrived).
+    pub build_stop: Option<BuildStop>,
 }
 
 /// Bytes of memory a link costs in a run (its port, queue, counters and routes), as
@@ -376,18 +400,34 @@ pub const BYTES_PER_LINK: u64 = 2_400;
 /// 100 000 idle CBR flows sharing one record: 182 B; a record of its own adds 56 B).
 pub const BYTES_PER_FLOW: u64 = 180;
 
-/// A lower estimate of the memory a scenario's run needs, bytes: its links and its
-/// static flows (flows that arrive as calls come and go, and are not counted).
+/// An estimate of the memory a scenario's run needs, bytes: its links, static flows,
+/// traffic entries, calls, queued packets and sampled series
+/// ([`super::budget::total_bytes`]).
 pub fn memory_estimate(sc: &Scenario) -> u64 {
-    sc.topology.links.len() as u64 * BYTES_PER_LINK + flows_to_build(sc) * BYTES_PER_FLOW
+    super::budget::total_bytes(sc)
 }
 
-/// Memory the machine reports available (Linux `MemAvailable`), bytes, if known.
+/// Memory the machine reports available (Linux `MemAvailable`), or the memory budget
+/// ([`super::budget::memory_budget`]) when that is smaller or set explicitly, bytes, if
+/// known.
 fn memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let text = std::fs::read_to_string("/proc/meminfo").ok();
+    let avail = text.as_deref().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    });
+    if std::env::var_os(super::budget::BUDGET_ENV).is_some() {
+        // A budget set explicitly replaces the machine's figures.
+        if let Some((b, _)) = super::budget::memory_budget() {
+            return Some(b);
+        }
+    }
+    let budget = super::budget::memory_budget().map(|(b, _)| b);
+    match (avail, budget) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Builds and runs a scenario. `progress` receives the fraction of simulated time done
@@ -409,23 +449,27 @@ pub fn run_with(
 ) -> Result<RunOutput, String> {
     let t0 = std::time::Instant::now();
     let seed = seed.unwrap_or(sc.run.seed);
+    crate::metrics::take_growth_failure();
     if let Some(avail) = options.memory_available.or_else(memory_available) {
         let need = memory_estimate(sc);
         if need > avail {
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
             return Err(format!(
-                "{}: this scenario needs at least {:.2} GiB ({} links x {} B, static flows x {} B) \
-                 and {:.2} GiB are available; make it smaller or use flow arrivals",
+                "{}: this scenario needs about {:.2} GiB (its links, flows, entries, queued \
+                 packets and series) and {:.2} GiB are available; make it smaller or use flow \
+                 arrivals",
                 sc.file,
                 gib(need),
-                sc.topology.links.len(),
-                BYTES_PER_LINK,
-                BYTES_PER_FLOW,
                 gib(avail)
             ));
         }
     }
-    let (mut w, mut runs) = build_world(sc, seed, options.build_progress.as_ref())?;
+    let (mut w, mut runs) = build_world(
+        sc,
+        seed,
+        options.build_progress.as_ref(),
+        options.build_stop.as_ref(),
+    )?;
     match &sc.run.link_metrics {
         LinkMetrics::All => {}
         LinkMetrics::None => w.set_link_summary(vec![false; w.net.links.len()]),
@@ -467,6 +511,13 @@ pub fn run_with(
         }
         None => w.run_with_progress(end, progress),
     };
+    if let Some(why) = crate::metrics::take_growth_failure() {
+        return Err(format!(
+            "{}: {why} at {} s of simulated time; the run was stopped",
+            sc.file,
+            to_secs(w.sched.now())
+        ));
+    }
     if options.check_invariants || cfg!(debug_assertions) {
         let broken = w.check_invariants();
         if !broken.is_empty() {

@@ -6,6 +6,7 @@
 //! ([`Diagnostic`]): unknown keys, wrong units, non-positive rates, unknown nodes or
 //! links, routes that do not connect, unreadable trace files.
 
+pub mod budget;
 mod build;
 mod declared;
 mod family;
@@ -16,7 +17,7 @@ pub mod units;
 pub mod walk;
 
 pub use build::{
-    build, memory_estimate, run, run_with, BuildProgress, RunOptions, RunOutput,
+    build, memory_estimate, run, run_with, BuildProgress, BuildStop, RunOptions, RunOutput,
     BUILD_PROGRESS_STEP, BYTES_PER_FLOW, BYTES_PER_LINK,
 };
 pub use declared::read_params;
@@ -257,7 +258,8 @@ pub fn apply_overrides_resolved(
         let value: toml_edit::Value = raw
             .parse::<toml_edit::Value>()
             .unwrap_or_else(|_| toml_edit::Value::from(raw.as_str()));
-        let segs: Vec<&str> = path.split('.').collect();
+        let segs = split_key_path(path).map_err(|why| format!("--set {path}: {why}"))?;
+        let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         if segs.iter().any(|s| s.is_empty()) {
             return Err(format!("--set {path}: empty key segment"));
         }
@@ -266,6 +268,55 @@ pub fn apply_overrides_resolved(
         paths.push(resolved.join("."));
     }
     Ok((doc.to_string(), paths))
+}
+
+/// Splits a dotted key path into its keys; a key may be quoted as in TOML
+/// (`links."n1-n2".rate`, `links.'a.b'.rate`) to hold dots.
+pub fn split_key_path(path: &str) -> Result<Vec<String>, String> {
+    let mut segs = Vec::new();
+    let mut cur = String::new();
+    let mut chars = path.chars().peekable();
+    let mut quoted_seg = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' if cur.is_empty() && !quoted_seg => {
+                let mut closed = false;
+                while let Some(d) = chars.next() {
+                    if d == c {
+                        closed = true;
+                        break;
+                    }
+                    if d == '\\' && c == '"' {
+                        if let Some(e) = chars.next() {
+                            cur.push(e);
+                        }
+                        continue;
+                    }
+                    cur.push(d);
+                }
+                if !closed {
+                    return Err(format!("unclosed quote {c} in the key path"));
+                }
+                quoted_seg = true;
+                if chars.peek().is_some_and(|&n| n != '.') {
+                    return Err("a quoted key must be followed by '.' or end the path".into());
+                }
+            }
+            '.' => {
+                if cur.is_empty() && !quoted_seg {
+                    return Err("empty key segment".into());
+                }
+                segs.push(std::mem::take(&mut cur));
+                quoted_seg = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if cur.is_empty() && !quoted_seg {
+        return Err("empty key segment".into());
+    }
+    segs.push(cur);
+    Ok(segs)
 }
 
 fn set_path(
@@ -382,9 +433,13 @@ pub fn parse(
                 } else {
                     "--set".into()
                 },
-                line: 1,
-                path,
-                reason,
+                // The override that failed: its place among the overrides.
+                line: overrides
+                    .iter()
+                    .position(|(k, _)| *k == path)
+                    .map_or(1, |i| i + 1),
+                path: walk::shown_max(&path, 512),
+                reason: walk::shown_max(&reason, walk::SHOWN_REASON_CHARS),
             }]);
         }
     };
@@ -408,6 +463,9 @@ pub fn parse(
     let mut known = vec!["run", "topology", "links", "traffic", "metric", "trace"];
     known.extend(registry.sections());
     root.finish(&cx, &known);
+    if let (Some(sc), false) = (&sc, cx.has_errors()) {
+        budget::check(&cx, doc.as_table(), sc, budget::memory_budget());
+    }
     if cx.has_errors() {
         return Err(cx.into_diagnostics());
     }

@@ -39,6 +39,13 @@ pub const NAMED_RATES: &[(&str, u64)] = &[
     ("OC192", 9_953_280_000),
 ];
 
+/// The largest rate a scenario may give, bits per second (1 Pbps): far above any link,
+/// and small enough that rates times times stay inside 64-bit arithmetic.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000_000;
+
+/// The largest size a scenario may give, bytes (1 PiB).
+pub const MAX_SIZE_BYTES: u64 = 1 << 50;
+
 /// Parses a rate in bits per second. Accepts `bps`, `kbps`, `Mbps`, `Gbps` (also written
 /// `b/s`, `kb/s`, `Mb/s`, `Gb/s`) and the named speeds T1, E1, T3, DS3, E3, OC1, OC3, OC12,
 /// OC48, OC192. The rate must be positive and a whole number of bits per second after
@@ -64,8 +71,17 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         }
     };
     let v = x * mult;
-    if v.is_nan() || v <= 0.0 || !v.is_finite() {
+    if !v.is_finite() {
+        return Err(format!("rate must be finite and positive, got {s:?}"));
+    }
+    if v <= 0.0 {
         return Err(format!("rate must be positive, got {s:?}"));
+    }
+    if v > MAX_RATE_BPS as f64 {
+        return Err(format!(
+            "rate {s:?} is too large (at most {} Tbps)",
+            MAX_RATE_BPS / 1_000_000_000_000
+        ));
     }
     if v < 1.0 {
         return Err(format!("rate {s:?} is below 1 bit/s"));
@@ -129,8 +145,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ))
         }
     };
+    if bytes.is_nan() {
+        return Err(format!("size must be a number, got {s:?}"));
+    }
     if bytes < 0.0 {
         return Err(format!("size must not be negative, got {s:?}"));
+    }
+    if bytes > MAX_SIZE_BYTES as f64 {
+        return Err(format!("size {s:?} is too large (at most 1 PiB)"));
     }
     if (bytes - bytes.round()).abs() > 1e-9 {
         return Err(format!("size {s:?} is not a whole number of bytes"));
@@ -156,11 +178,18 @@ pub fn parse_limit(s: &str) -> Result<QueueLimit, String> {
                     "packet limit must be a positive whole number, got {s:?}"
                 ));
             }
+            if x > MAX_SIZE_BYTES as f64 {
+                return Err(format!("packet limit {s:?} is too large (at most 2^50)"));
+            }
             return Ok(QueueLimit::Packets(x as u64));
         }
     }
-    parse_size(s).map(QueueLimit::Bytes).map_err(|_| {
-        format!("expected a queue limit such as \"100p\" (packets) or \"64KB\", got {s:?}")
+    parse_size(s).map(QueueLimit::Bytes).map_err(|e| {
+        if e.contains("too large") {
+            e
+        } else {
+            format!("expected a queue limit such as \"100p\" (packets) or \"64KB\", got {s:?}")
+        }
     })
 }
 
@@ -215,6 +244,9 @@ pub fn parse_per_second(s: &str) -> Result<f64, String> {
     if x < 0.0 {
         return Err(format!("rate must not be negative, got {s:?}"));
     }
+    if !x.is_finite() {
+        return Err(format!("rate must be finite, got {s:?}"));
+    }
     Ok(x * per)
 }
 
@@ -233,6 +265,10 @@ mod tests {
         assert!(parse_rate("10").unwrap_err().contains("no unit"));
         assert!(parse_rate("-5Mbps").unwrap_err().contains("positive"));
         assert!(parse_rate("0Mbps").unwrap_err().contains("positive"));
+        assert!(parse_rate("1e400bps")
+            .unwrap_err()
+            .contains("must be finite and positive"));
+        assert!(parse_rate("1e30bps").unwrap_err().contains("too large"));
         assert!(parse_rate("5MBps")
             .unwrap_err()
             .contains("unknown rate unit"));
@@ -249,6 +285,8 @@ mod tests {
         assert_eq!(parse_size("64KB"), Ok(64_000));
         assert_eq!(parse_size("2KiB"), Ok(2048));
         assert!(parse_size("3b").is_err());
+        assert!(parse_size("1e30B").unwrap_err().contains("too large"));
+        assert!(parse_limit("1e30B").unwrap_err().contains("too large"));
         assert_eq!(parse_limit("100p"), Ok(QueueLimit::Packets(100)));
         assert_eq!(parse_limit("25KB"), Ok(QueueLimit::Bytes(25_000)));
         assert_eq!(parse_dist("exp:60s"), Ok(Dist::Exp(60.0)));

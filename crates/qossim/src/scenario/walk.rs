@@ -65,11 +65,13 @@ impl Cx {
             Some(i) => ("--set".to_string(), i + 1),
             None => (self.file.clone(), line),
         };
+        // Whatever a message echoes from the input reaches a terminal: printable only,
+        // and never more than a line's worth.
         self.diags.borrow_mut().push(Diagnostic {
             file,
             line,
-            path: path.to_string(),
-            reason: reason.into(),
+            path: shown_max(path, 512),
+            reason: shown_max(&reason.into(), SHOWN_REASON_CHARS),
         });
     }
 
@@ -546,6 +548,35 @@ impl<'a> Tbl<'a> {
             }
         }
     }
+}
+
+/// The most characters of a name a message echoes.
+pub const SHOWN_NAME_CHARS: usize = 80;
+/// The most characters of one diagnostic's reason (longer ones are cut with "…").
+pub const SHOWN_REASON_CHARS: usize = 480;
+
+/// `s` made safe to print: control, bidirectional-override and other non-printing
+/// characters escaped (`\u{1b}`), cut to `max` characters with "…".
+pub fn shown_max(s: &str, max: usize) -> String {
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n >= max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || bidi(c) || matches!(c, '\u{200b}'..='\u{200f}' | '\u{feff}') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A name as messages echo it: [`shown_max`] with [`SHOWN_NAME_CHARS`].
+pub fn shown(s: &str) -> String {
+    shown_max(s, SHOWN_NAME_CHARS)
 }
 
 /// The longest name a scenario may give (it may become part of a file name).

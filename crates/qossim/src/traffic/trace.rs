@@ -23,6 +23,9 @@ pub struct FrameTrace {
     pub period: f64,
 }
 
+/// The largest frame-trace file read, bytes (64 MiB: some million frames).
+pub const MAX_TRACE_BYTES: u64 = 64 << 20;
+
 impl FrameTrace {
     /// Mean rate of the trace, bits per second.
     pub fn mean_bps(&self) -> f64 {
@@ -45,7 +48,8 @@ impl FrameTrace {
                 continue;
             }
             let cols: Vec<&str> = line.split_whitespace().collect();
-            let bad = |what: &str| format!("line {}: {what}: {line:?}", i + 1);
+            // (The line itself is never echoed: the file may be anything.)
+            let bad = |what: &str| format!("line {}: {what}", i + 1);
             let frame = match cols.len() {
                 2 => Frame {
                     t: cols[0].parse().map_err(|_| bad("time is not a number"))?,
@@ -85,12 +89,33 @@ impl FrameTrace {
         })
     }
 
-    /// Loads a trace file.
+    /// Loads a trace file: a regular file of at most [`MAX_TRACE_BYTES`] of text.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
-        Self::parse(&path.display().to_string(), &text)
-            .map_err(|e| format!("trace {}: {e}", path.display()))
+        use std::io::Read;
+        let shown = crate::scenario::walk::shown_max(&path.display().to_string(), 200);
+        let cannot = |why: String| format!("cannot read trace {shown}: {why}");
+        let file = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(cannot("not a regular file".into()));
+        }
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(cannot(format!(
+                "{} bytes, more than the {MAX_TRACE_BYTES} a trace may have",
+                meta.len()
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_TRACE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| cannot(e.to_string()))?;
+        if bytes.len() as u64 > MAX_TRACE_BYTES {
+            return Err(cannot(format!(
+                "more than the {MAX_TRACE_BYTES} bytes a trace may have"
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| cannot("not UTF-8 text".into()))?;
+        Self::parse(&path.display().to_string(), &text).map_err(|e| format!("trace {shown}: {e}"))
     }
 
     /// A deterministic synthetic MPEG-like trace: 25 frames/s, GOP `IBBPBBPBBPBB`, frame

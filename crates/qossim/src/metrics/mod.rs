@@ -86,7 +86,6 @@ pub struct Histogram {
 
 const SUB_BITS: u32 = 7;
 
-
 impl Histogram {
     #[inline]
     fn index(v: u64) -> usize {

@@ -722,10 +722,16 @@ impl Network {
         if pkt.route != NONE {
             let r = &self.routes[pkt.route as usize];
             r.get(pkt.hop as usize).copied().unwrap_or(NONE)
-        } else if let Routing::Tree(t) = &self.routing {
-            t.next(node, pkt.dst)
         } else {
-            self.next_hop_general(node, pkt.dst)
+            // A column first (the only thing to test on networks routed by columns), then
+            // the forest (whose columns are only made for `routes_to`'s callers).
+            match self.fib.get(pkt.dst as usize) {
+                Some(col) if col.len() == self.nodes.len() => col[node as usize],
+                _ => match &self.routing {
+                    Routing::Tree(t) => t.next(node, pkt.dst),
+                    _ => self.next_hop_general(node, pkt.dst),
+                },
+            }
         }
     }
 

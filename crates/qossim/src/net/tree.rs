@@ -190,17 +190,22 @@ impl TreeRoutes {
     pub(crate) fn next(&self, node: NodeId, dst: NodeId) -> LinkId {
         let u = &self.nodes[node as usize];
         let d = &self.nodes[dst as usize];
-        if d.tree != u.tree || node == dst {
-            return NONE;
-        }
-        if d.num <= u.num || d.num > u.last {
-            return u.up;
+        // Where the destination lies in the node's subtree, the node itself excluded (one
+        // unsigned comparison: numbers outside wrap to large offsets).
+        let off = d.num.wrapping_sub(u.num).wrapping_sub(1);
+        if off >= u.last - u.num {
+            // Up, unless it is the node itself or in another tree.
+            return if d.tree == u.tree && node != dst {
+                u.up
+            } else {
+                NONE
+            };
         }
         if u.kid_end - u.kid0 == 1 {
             return self.kids[u.kid0 as usize].1;
         }
         if u.table != NONE {
-            return self.table[(u.table + d.num - u.num - 1) as usize];
+            return self.table[(u.table + off) as usize];
         }
         let ks = &self.kids[u.kid0 as usize..u.kid_end as usize];
         // The last child numbered at or before the destination holds it.

@@ -121,6 +121,8 @@ pub struct Flows {
     pub recs: Vec<FlowRecord>,
     /// Group statistics.
     pub groups: Vec<GroupStats>,
+    /// Group name -> the first group of that name.
+    group_ids: HashMap<String, u32>,
     warmup: Time,
     /// Packets taken out of the network undelivered, per flow; kept only while run
     /// invariants are checked ([`World::check_flows`]).
@@ -203,14 +205,13 @@ impl Flows {
             name: name.to_string(),
             ..Default::default()
         });
-        (self.groups.len() - 1) as u32
+        let id = (self.groups.len() - 1) as u32;
+        self.group_ids.entry(name.to_string()).or_insert(id);
+        id
     }
-    /// Looks a group up by name.
+    /// Looks a group up by name (the first added, if several share it).
     pub fn group_id(&self, name: &str) -> Option<u32> {
-        self.groups
-            .iter()
-            .position(|g| g.name == name)
-            .map(|i| i as u32)
+        self.group_ids.get(name).copied()
     }
 }
 

@@ -72,8 +72,10 @@ impl TimeAverage {
 
 /// A log-linear histogram of non-negative values (delays in picoseconds): 2^7 linear
 /// sub-buckets per power of two, so a percentile is exact to within 1/128 (0.8%).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Histogram {
+    /// Counts per bucket, up to the highest bucket used so far (it grows on demand, so
+    /// that a group that records little costs little: all buckets take 58 KiB).
     counts: Vec<u64>,
     total: u64,
     /// Exact (an integer), so that values may be recorded in any order with the same
@@ -83,17 +85,6 @@ pub struct Histogram {
 }
 
 const SUB_BITS: u32 = 7;
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram {
-            counts: vec![0; ((64 - SUB_BITS as usize) + 1) << SUB_BITS],
-            total: 0,
-            sum: 0,
-            max: 0,
-        }
-    }
-}
 
 impl Histogram {
     #[inline]
@@ -119,13 +110,28 @@ impl Histogram {
     /// Records one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
-        self.counts[Self::index(v)] += 1;
+        let i = Self::index(v);
+        match self.counts.get_mut(i) {
+            Some(c) => *c += 1,
+            None => self.grow_to(i),
+        }
         self.total += 1;
         self.sum += u128::from(v);
         if v > self.max {
             self.max = v;
         }
     }
+    /// Extends the buckets to hold bucket `i` and counts one value there.
+    #[cold]
+    #[inline(never)]
+    fn grow_to(&mut self, i: usize) {
+        // Doubling (at least 64 buckets), so that growing costs little over a run.
+        let len = (i + 1).max(self.counts.len() * 2).max(64);
+        self.counts.resize(len.min(Self::BUCKETS), 0);
+        self.counts[i] += 1;
+    }
+    /// Number of buckets when all are in use.
+    const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) << SUB_BITS;
     /// Number of values recorded.
     pub fn count(&self) -> u64 {
         self.total

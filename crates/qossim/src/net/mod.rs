@@ -17,6 +17,21 @@ use crate::time::{tx_time, Time};
 use crate::trace::{SharedTracer, TraceDrops, TraceEvent};
 use std::collections::VecDeque;
 
+mod tree;
+use tree::TreeRoutes;
+
+/// How packets without an explicit route find their next hop.
+#[derive(Debug, Default)]
+enum Routing {
+    /// Not decided since the last node or link was added.
+    #[default]
+    Unknown,
+    /// The links form a forest: next hops from its shape ([`tree`]).
+    Tree(Box<TreeRoutes>),
+    /// Shortest paths per destination, in `fib`.
+    General,
+}
+
 /// What a hook sees of the port it sits on.
 #[derive(Clone, Copy, Debug)]
 pub struct PortInfo {
@@ -424,6 +439,8 @@ pub struct Network {
     /// Next hops, `fib[dst][node]` = outgoing link or [`NONE`]; a column is computed the
     /// first time a destination is used, so memory grows with the destinations in use.
     fib: Vec<Vec<LinkId>>,
+    /// Forest next hops when the links form one, else `fib` (decided on first use).
+    routing: Routing,
     /// Packets dropped at a node for lack of a route.
     pub unroutable: u64,
     /// Per-flow losses, kept while run invariants are checked.
@@ -442,8 +459,8 @@ pub struct Network {
     traced: bool,
     /// Deliveries to plain sinks made without an event.
     pub(crate) landing: Landing,
-    /// Per node: how many links lead into it.
-    indegree: Vec<u32>,
+    /// Per node: the links that lead into it, in id order.
+    in_links: Vec<Vec<LinkId>>,
 }
 
 /// Deliveries to plain sinks without an event. A packet that goes on the wire of a link
@@ -564,6 +581,7 @@ impl Network {
             name: name.to_string(),
             taps: Vec::new(),
         });
+        self.routing = Routing::Unknown;
         (self.nodes.len() - 1) as NodeId
     }
 
@@ -616,22 +634,24 @@ impl Network {
             via: NONE,
             handed: 0,
         });
-        if self.indegree.len() < self.nodes.len() {
-            self.indegree.resize(self.nodes.len(), 0);
+        if self.in_links.len() < self.nodes.len() {
+            self.in_links.resize_with(self.nodes.len(), Vec::new);
         }
-        self.indegree[to as usize] += 1;
         let id = self.links.len() - 1;
-        if self.indegree[to as usize] == 1 {
+        let ins = &mut self.in_links[to as usize];
+        ins.push(id as LinkId);
+        if ins.len() == 1 {
             self.links[id].hands_off =
                 !self.no_fast_path && self.nodes[to as usize].taps.is_empty();
-        } else {
-            // A second way in: nothing is handed off there any more.
-            for l in self.links.iter_mut().filter(|l| l.to == to) {
-                l.hands_off = false;
-            }
+        } else if ins.len() == 2 {
+            // A second way in: nothing is handed off there any more (the new link starts
+            // without; later ones find the first cleared already).
+            let first = ins[0];
+            self.links[first as usize].hands_off = false;
         }
         self.refresh_fast_path(self.links.len() as LinkId - 1);
         self.fib.clear();
+        self.routing = Routing::Unknown;
         (self.links.len() - 1) as LinkId
     }
 
@@ -695,7 +715,8 @@ impl Network {
 
     /// Stops packets from landing without an event at `node` (it gained a tap).
     pub(crate) fn tapped(&mut self, node: NodeId) {
-        for l in self.links.iter_mut().filter(|l| l.to == node) {
+        for &l in self.in_links.get(node as usize).map_or(&[][..], |v| &v[..]) {
+            let l = &mut self.links[l as usize];
             l.lands = false;
             l.hands_off = false;
         }
@@ -709,11 +730,42 @@ impl Network {
             let r = &self.routes[pkt.route as usize];
             r.get(pkt.hop as usize).copied().unwrap_or(NONE)
         } else {
+            // A column first (the only thing to test on networks routed by columns), then
+            // the forest (whose columns are only made for `routes_to`'s callers).
             match self.fib.get(pkt.dst as usize) {
                 Some(col) if col.len() == self.nodes.len() => col[node as usize],
-                _ => self.routes_to(pkt.dst)[node as usize],
+                _ => match &self.routing {
+                    Routing::Tree(t) => t.next(node, pkt.dst),
+                    _ => self.next_hop_general(node, pkt.dst),
+                },
             }
         }
+    }
+
+    /// The next hop from `node` towards `dst` when the routing is not (yet) known to be a
+    /// forest's.
+    #[inline(never)]
+    fn next_hop_general(&mut self, node: NodeId, dst: NodeId) -> LinkId {
+        if let Routing::Unknown = self.routing {
+            self.decide_routing();
+            if let Routing::Tree(t) = &self.routing {
+                return t.next(node, dst);
+            }
+        }
+        match self.fib.get(dst as usize) {
+            Some(col) if col.len() == self.nodes.len() => col[node as usize],
+            _ => self.routes_to(dst)[node as usize],
+        }
+    }
+
+    /// Decides how next hops are found: from the forest's shape if the links form one,
+    /// else by shortest paths per destination.
+    fn decide_routing(&mut self) {
+        let ends: Vec<(NodeId, NodeId)> = self.links.iter().map(|l| (l.from, l.to)).collect();
+        self.routing = match TreeRoutes::new(self.nodes.len(), &ends) {
+            Some(t) => Routing::Tree(Box::new(t)),
+            None => Routing::General,
+        };
     }
 
     /// Hands a packet sent on `l1`, arriving at its far end at `a1`, to its next port
@@ -953,7 +1005,13 @@ impl Network {
             self.fib.resize_with(n, Vec::new);
         }
         if self.fib[dst as usize].len() != n {
-            let col = self.shortest_paths_to(dst);
+            if let Routing::Unknown = self.routing {
+                self.decide_routing();
+            }
+            let col = match &self.routing {
+                Routing::Tree(t) => (0..n as NodeId).map(|u| t.next(u, dst)).collect(),
+                _ => self.shortest_paths_to(dst),
+            };
             self.fib[dst as usize] = col;
         }
         &self.fib[dst as usize]
@@ -962,10 +1020,8 @@ impl Network {
     fn shortest_paths_to(&self, dst: NodeId) -> Vec<LinkId> {
         use std::cmp::Reverse;
         let n = self.nodes.len();
-        let mut incoming: Vec<Vec<LinkId>> = vec![Vec::new(); n];
-        for (i, l) in self.links.iter().enumerate() {
-            incoming[l.to as usize].push(i as LinkId);
-        }
+        let no_links: Vec<LinkId> = Vec::new();
+        let incoming = |v: usize| self.in_links.get(v).unwrap_or(&no_links);
         let inf = (u128::MAX, u32::MAX);
         let mut dist = vec![inf; n];
         dist[dst as usize] = (0u128, 0u32);
@@ -975,7 +1031,7 @@ impl Network {
             if d > dist[v as usize] {
                 continue;
             }
-            for &li in &incoming[v as usize] {
+            for &li in incoming(v as usize) {
                 let l = &self.links[li as usize];
                 let nd = (d.0 + l.delay as u128, d.1 + 1);
                 if nd < dist[l.from as usize] {
@@ -1002,7 +1058,10 @@ impl Network {
 
     /// The outgoing link from `node` towards `dst` under shortest-path forwarding.
     pub fn next_hop(&mut self, node: NodeId, dst: NodeId) -> Option<LinkId> {
-        let l = self.routes_to(dst)[node as usize];
+        let l = match &self.routing {
+            Routing::Tree(t) => t.next(node, dst),
+            _ => self.next_hop_general(node, dst),
+        };
         (l != NONE).then_some(l)
     }
 

@@ -175,8 +175,11 @@ fn build_world(
             first
         } else {
             tmpl.route = NONE;
-            w.net.routes_to(t.to as u32);
-            w.net.path(t.from as u32, t.to as u32)?[0]
+            match w.net.next_hop(t.from as u32, t.to as u32) {
+                Some(l) => l,
+                // The whole path, for the error that names where it breaks.
+                None => w.net.path(t.from as u32, t.to as u32)?[0],
+            }
         };
         let model = match &t.model {
             TrafficModel::Tcp(tcp) => {

@@ -11,6 +11,7 @@ mod build;
 mod declared;
 mod family;
 mod meters;
+mod topo_index;
 mod topology;
 mod trace;
 pub mod units;
@@ -1107,9 +1108,10 @@ fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<Traffi
         t.array(cx, "route")
             .and_then(|a| {
                 let mut out = Vec::new();
+                let mut seen = std::collections::HashSet::new();
                 for (v, line) in a {
                     match v.as_str().and_then(|n| topo.node(n)) {
-                        Some(i) if out.contains(&i) => {
+                        Some(i) if !seen.insert(i) => {
                             cx.error(
                                 line,
                                 &t.key_path("route"),

@@ -5,6 +5,7 @@
 
 use super::declared::read_params;
 use super::meters::{read_meter, MeterSpec};
+use super::topo_index::{LinkEnds, TopoIndex};
 use super::units::{self, QueueLimit};
 use super::walk::{Cx, Tbl};
 use crate::decl::Values;
@@ -97,23 +98,39 @@ pub struct Topology {
     pub nodes: Vec<String>,
     /// Links.
     pub links: Vec<LinkSpec>,
+    /// Look-ups by name, by ends and by reachability (a cache: nodes and links may only be
+    /// appended, and a link's name and ends never change once it is in).
+    pub index: TopoIndex,
+}
+
+impl LinkEnds for LinkSpec {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
 }
 
 impl Topology {
     /// Index of the node called `name`.
     pub fn node(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n == name)
+        self.index.node(&self.nodes, &self.links, name)
     }
     /// Index of the link called `name`.
     pub fn link(&self, name: &str) -> Option<usize> {
-        self.links.iter().position(|l| l.name == name)
+        self.index.link(&self.nodes, &self.links, name)
     }
     /// The link from `a` to `b`.
     pub fn link_between(&self, a: usize, b: usize) -> Option<usize> {
-        self.links.iter().position(|l| l.from == a && l.to == b)
+        self.index.between(&self.nodes, &self.links, a, b)
     }
-    /// True if `b` can be reached from `a` along links (linear in the topology's size).
+    /// True if `b` can be reached from `a` along links: constant time when every link has
+    /// a link back (from the nodes' components), else a search linear in the topology.
     pub fn connected(&self, a: usize, b: usize) -> bool {
+        if let Some(r) = self.index.reachable(&self.nodes, &self.links, a, b) {
+            return r;
+        }
         // Out-links of every node, as a compressed adjacency list.
         let n = self.nodes.len();
         let mut start = vec![0usize; n + 1];

@@ -359,6 +359,7 @@ fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
                 meters: Vec::new(),
             })
             .collect(),
+        ..Default::default()
     };
     link_overrides(cx, root, &mut topo);
     Some(topo)

@@ -91,6 +91,7 @@ fn read_ring(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
         kind: "rpr_ring".into(),
         nodes,
         links,
+        ..Default::default()
     };
     apply_link_overrides(cx, root, &mut topo, false);
     Some(topo)

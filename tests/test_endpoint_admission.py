@@ -187,6 +187,19 @@ def test_e10_has_measured_sum_over_every_link_of_each_path():
     assert "probe" not in sc["endpoint"]
 
 
+def test_e10_each_link_is_offered_e1s_total_load():
+    """Each backbone link is offered E1's load (EXP1 calls every 3.5 s), half of it by the
+    long class and half by the link's cross class."""
+    _, sc = ea.points("E10", ea.QUICK)[0]
+    rate = {t["name"]: float(t["calls"]["rate"].removesuffix("/s")) for t in sc["traffic"]}
+    e1 = 1 / ea.E1_POP[0].tau
+    assert ea.E1_POP[0].tau == 3.5 and ea.E1_POP[0].source == "EXP1"
+    for i in (1, 2, 3):
+        assert rate["long"] + rate[f"cross{i}"] == pytest.approx(e1, rel=1e-8)
+        assert rate[f"cross{i}"] == pytest.approx(rate["long"], rel=1e-8)
+    assert all(t["on"] == "exp:500ms" and t["interval"] == "3.90625ms" for t in sc["traffic"])
+
+
 @needs_engine
 def test_e10_rows_and_columns(tmp_path):
     """E10 has a row per design and one for Measured Sum (MBAC), each with the long

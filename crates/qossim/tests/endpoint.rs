@@ -236,6 +236,11 @@ fn mistakes_in_the_endpoint_section_are_reported_once_at_their_line() {
         ),
         ("fraction = 0.9", "fraction = 0", "must be above 0"),
         (
+            "fraction = 0.9",
+            "fraction = 0.9\nshared = true",
+            "shared: needs per_class = true",
+        ),
+        (
             "class = 0\n",
             "class = 0\nspeed = 1\n",
             "speed: unknown key",

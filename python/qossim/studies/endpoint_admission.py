@@ -509,10 +509,10 @@ E10_ROWS = {
 #: E10: Measured Sum's utilization target, the υ of E9's Measured Sum row (the study
 #: states none for its multi-hop tables).
 E10_UPSILON = 0.9
-#: E10: mean gap between call arrivals of each class, s. The long class has half of
-#: E1's load; each cross class has E1's whole load (its link is E1's link with the
-#: long flows added), so each backbone link is offered 1.5 times E1's load.
-E10_TAU = {"long": 7.0, "cross1": 3.5, "cross2": 3.5, "cross3": 3.5}
+#: E10: mean gap between call arrivals of each class, s. Each backbone link is offered
+#: E1's total load (a flow every 3.5 s), split evenly between the long class and the
+#: link's cross class: a flow of each every 7 s.
+E10_TAU = {"long": 7.0, "cross1": 7.0, "cross2": 7.0, "cross3": 7.0}
 
 
 def _backbone() -> list[tuple[str, str]]:

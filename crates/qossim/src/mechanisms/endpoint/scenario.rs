@@ -82,6 +82,10 @@ pub struct VqEntry {
     pub limit: usize,
     /// One counter per priority level (strict priority) instead of one FIFO counter.
     pub per_class: bool,
+    /// With `per_class`: the levels share the limit, as the real buffer is shared, and
+    /// a higher level's packet arriving at a full virtual buffer pushes out the most
+    /// recent lower-level one instead of being marked.
+    pub shared: bool,
 }
 
 /// What a scenario asks of endpoint admission.
@@ -106,7 +110,7 @@ const PROBE_KEYS: &[&str] = &[
     "grace",
 ];
 const MBAC_KEYS: &[&str] = &["traffic", "link", "target", "sample", "window", "rate"];
-const VQ_KEYS: &[&str] = &["link", "fraction", "limit", "per_class"];
+const VQ_KEYS: &[&str] = &["link", "fraction", "limit", "per_class", "shared"];
 
 /// The peak (token) rate of a source model, bits/s, if it has one.
 fn peak_rate(m: &SourceModel) -> Option<f64> {
@@ -340,12 +344,25 @@ fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
     } else {
         Some(false)
     };
+    let shared = if t.has("shared") {
+        t.bool(cx, "shared")
+    } else {
+        Some(false)
+    };
+    if shared == Some(true) && per_class == Some(false) {
+        t.error(
+            cx,
+            "shared",
+            "needs per_class = true (the levels share one buffer)",
+        );
+    }
     t.finish(cx, VQ_KEYS);
     Some(VqEntry {
         link: link?,
         fraction: fraction?,
         limit: limit?,
         per_class: per_class?,
+        shared: shared?,
     })
 }
 
@@ -503,7 +520,9 @@ impl Mechanism for EndpointSpec {
                 .net
                 .link_id(&sc.topology.links[v.link].name)
                 .ok_or("no such link")?;
-            let vq = if v.per_class {
+            let vq = if v.shared {
+                VirtualQueue::shared(v.fraction, v.limit)
+            } else if v.per_class {
                 VirtualQueue::per_class(v.fraction, v.limit)
             } else {
                 VirtualQueue::new(v.fraction, v.limit)

@@ -21,6 +21,9 @@ pub struct VirtualQueue {
     /// Per priority level (index = class), the bits still to serve of each virtual
     /// packet, head first; `None`: one FIFO counter.
     levels: Option<Vec<VecDeque<f64>>>,
+    /// Per-level form: the levels share the limit (a higher level pushes out the most
+    /// recent lower-level packet when the virtual buffer is full).
+    shared: bool,
     /// When the per-level virtual service was last brought up to date.
     served_to: Time,
     /// Packets marked.
@@ -38,6 +41,7 @@ impl VirtualQueue {
             limit,
             done: VecDeque::new(),
             levels: None,
+            shared: false,
             served_to: 0,
             marked: 0,
             seen: 0,
@@ -50,6 +54,17 @@ impl VirtualQueue {
         VirtualQueue {
             levels: Some(Vec::new()),
             ..Self::new(fraction, limit)
+        }
+    }
+
+    /// A per-level virtual queue whose levels share one buffer of `limit` packets
+    /// waiting, like the real priority queue with push-out: a packet arriving when the
+    /// levels together hold more than `limit` pushes out the most recently queued packet
+    /// of the lowest lower level that has one, and is marked only if none has.
+    pub fn shared(fraction: f64, limit: usize) -> Self {
+        VirtualQueue {
+            shared: true,
+            ..Self::per_class(fraction, limit)
         }
     }
 
@@ -83,7 +98,19 @@ impl VirtualQueue {
             levels.resize_with(c + 1, VecDeque::new);
         }
         // As the FIFO form: the packets behind the one in service are counted.
-        if levels[c].len() > self.limit {
+        if self.shared {
+            if levels.iter().map(VecDeque::len).sum::<usize>() > self.limit {
+                match levels[..c].iter_mut().find(|l| !l.is_empty()) {
+                    Some(lower) => {
+                        lower.pop_back();
+                    }
+                    None => {
+                        self.marked += 1;
+                        return true;
+                    }
+                }
+            }
+        } else if levels[c].len() > self.limit {
             self.marked += 1;
             return true;
         }
@@ -184,5 +211,30 @@ mod tests {
         for &t in &arrivals {
             assert_eq!(a.offer(125, t, r), b.offer_class(125, 0, t, r), "{t}");
         }
+    }
+
+    #[test]
+    fn shared_levels_mark_a_low_packet_when_the_buffer_is_full() {
+        // 1 Mb/s at 0.5: 2 ms per 125-byte packet; limit 2 waiting, shared by the levels.
+        let r = 1_000_000;
+        let mut vq = VirtualQueue::shared(0.5, 2);
+        // Two high packets at 0 (one in service, one waiting) and one low: three held.
+        assert!(!vq.offer_class(125, 1, 0, r));
+        assert!(!vq.offer_class(125, 1, 0, r));
+        assert!(!vq.offer_class(125, 0, 0, r));
+        // Full: a low packet is marked (no lower level to push out) ...
+        assert!(vq.offer_class(125, 0, 0, r));
+        // ... a high one pushes the low one out and is not marked.
+        assert!(!vq.offer_class(125, 1, 0, r));
+        // Now three high packets are held: a high one is marked, a low one too.
+        assert!(vq.offer_class(125, 1, 0, r));
+        assert!(vq.offer_class(125, 0, 0, r));
+        assert_eq!(vq.marked, 3);
+        // Per-level counters with their own limits would have taken the second low one.
+        let mut own = VirtualQueue::per_class(0.5, 2);
+        for (class, _) in [(1, 0), (1, 0), (0, 0)] {
+            assert!(!own.offer_class(125, class, 0, r));
+        }
+        assert!(!own.offer_class(125, 0, 0, r));
     }
 }

@@ -384,6 +384,12 @@ fn queue_packets(q: &QueueSpec) -> f64 {
             crate::queue::Limit::Packets(n) => n as f64,
             crate::queue::Limit::Bytes(b) => bytes(b),
         },
+        // A declared discipline's buffer is its `limit` (packets or bytes), if it has one.
+        QueueSpec::Declared { values, .. } => match values.get("limit") {
+            Some(crate::decl::Value::Packets(n)) => *n as f64,
+            Some(crate::decl::Value::Bytes(b)) => bytes(*b),
+            _ => 0.0,
+        },
     }
 }
 

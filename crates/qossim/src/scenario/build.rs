@@ -497,7 +497,8 @@ pub fn run_with(
     for r in runs.iter_mut() {
         r.finish(sc, &mut w, &mut summary);
     }
-    let series = w.series().into_iter().cloned().collect();
+    let mut series: Vec<_> = w.series().into_iter().cloned().collect();
+    series.extend(w.delay_cdf_series());
     let traces = match &tracer {
         Some(t) => t.borrow_mut().finish()?,
         None => Vec::new(),

@@ -7,6 +7,7 @@
 //! links, routes that do not connect, unreadable trace files.
 
 mod build;
+pub mod expand;
 mod family;
 mod meters;
 mod topology;
@@ -238,12 +239,21 @@ pub fn apply_overrides_resolved(
     text: &str,
     overrides: &[(String, String)],
 ) -> Result<(String, Vec<String>), String> {
-    if overrides.is_empty() {
+    let counted = text.contains("count");
+    if overrides.is_empty() && !counted {
         return Ok((text.to_string(), Vec::new()));
     }
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut doc: DocumentMut = match text.parse() {
+        Ok(d) => d,
+        // Invalid TOML: the reader reports it with its line.
+        Err(_) if overrides.is_empty() => return Ok((text.to_string(), Vec::new())),
+        Err(e) => return Err(toml_edit::TomlError::to_string(&e)),
+    };
+    // Entries with a `count` become their copies first, so overrides can name them.
+    let expanded = counted && expand::expand_counts(&mut doc)?;
+    if overrides.is_empty() && !expanded {
+        return Ok((text.to_string(), Vec::new()));
+    }
     let mut paths = Vec::with_capacity(overrides.len());
     for (path, raw) in overrides {
         let value: toml_edit::Value = raw
@@ -363,17 +373,23 @@ pub fn parse(
     let (merged, resolved) = match apply_overrides_resolved(text, overrides) {
         Ok(t) => t,
         Err(e) => {
-            let (path, reason) = e
+            let path = e
                 .strip_prefix("--set ")
                 .and_then(|r| r.split_once(": "))
-                .map(|(p, r)| (p.to_string(), r.to_string()))
-                .unwrap_or_else(|| (String::new(), e.clone()));
+                .map(|(p, r)| (p.to_string(), r.to_string()));
+            // A `count` that cannot be expanded names its entry in the file.
+            let in_file = e
+                .starts_with("traffic.")
+                .then(|| e.split_once(": "))
+                .flatten()
+                .map(|(p, r)| (p.to_string(), r.to_string()));
+            let (file, path, reason) = match (path, in_file) {
+                (Some((p, r)), _) => ("--set".to_string(), p, r),
+                (None, Some((p, r))) => (file.to_string(), p, r),
+                (None, None) => (file.to_string(), String::new(), e.clone()),
+            };
             return Err(vec![Diagnostic {
-                file: if path.is_empty() {
-                    file.to_string()
-                } else {
-                    "--set".into()
-                },
+                file,
                 line: 1,
                 path,
                 reason,

@@ -19,7 +19,9 @@ use std::any::Any;
 use std::collections::HashMap;
 
 mod summary;
-pub use summary::{DELAY_SERIES, FLOW_STATS, METRIC_SERIES, GROUP_STATS, LINK_STATS, RUN_STATS, SERIES_STATS};
+pub use summary::{
+    DELAY_SERIES, FLOW_STATS, GROUP_STATS, LINK_STATS, METRIC_SERIES, RUN_STATS, SERIES_STATS,
+};
 
 /// Timer kind delivered to an agent when it is started.
 pub const START: u32 = u32::MAX;

@@ -470,6 +470,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 out_dir = None
             else:
                 out_dir = Path(args.out) if args.study else Path(args.out) / name
+            if not args.quiet:
+                from qossim import costs
+
+                folder = out_dir if out_dir is not None else Path("reports") / name
+                _print_err(costs.estimate(name, args.quick, folder, args.jobs))
             output, report_path = studies.reproduce(
                 name,
                 quick=args.quick,
@@ -477,6 +482,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 out_dir=out_dir,
                 progress=not args.quiet,
             )
+            from qossim import costs
+
+            costs.record(Path(report_path).parent, name, args.quick)
             if args.format == "json":
                 sys.stdout.write(studies.format_json(output))
                 sys.stdout.flush()

@@ -57,6 +57,15 @@ def _print_pairs(pairs: Sequence[tuple[str, Any]], indent: str = "  ") -> None:
         print(f"{indent}{key.ljust(width)}  {_fmt(value)}")
 
 
+def _print_declared(pairs: Sequence[tuple[str, Any]], summary: Any, indent: str = "  ") -> None:
+    """Print summary pairs with each key's declared unit and window."""
+    rows = [(k, _fmt(v), summary.unit(k) or "", summary.window(k) or "") for k, v in pairs]
+    widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+    for key, value, unit, window in rows:
+        line = f"{indent}{key.ljust(widths[0])}  {value.rjust(widths[1])}  {unit.ljust(widths[2])}"
+        print(f"{line}  {window}".rstrip())
+
+
 # ----------------------------------------------------------------------------
 # commands
 # ----------------------------------------------------------------------------
@@ -279,14 +288,15 @@ def cmd_show(args: argparse.Namespace) -> int:
         import csv
 
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(["metric", "value"])
-        writer.writerows(pairs)
+        writer.writerow(["metric", "value", "unit", "window"])
+        summary = result.summary
+        writer.writerows((k, v, summary.unit(k) or "", summary.window(k) or "") for k, v in pairs)
         return EXIT_OK
     print(f"run: {args.rundir}")
     print("manifest:")
     _print_pairs([(k, v) for k, v in result.manifest.items() if k != "series"])
     print("summary:")
-    _print_pairs(pairs)
+    _print_declared(pairs, result.summary)
     print("series:")
     for name in result.series_names:
         frame = result.timeseries(name)

@@ -198,7 +198,11 @@ fn build_world(
                         start_delay: start,
                         ..TcpConfig::default()
                     };
-                    let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow);
+                    let traced = sc
+                        .metrics
+                        .iter()
+                        .any(|m| m.kind == MetricKind::TcpWindow { traffic: ti });
+                    let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow).trace(traced);
                     if let Some(p) = &t.profile {
                         let mut m = p.make(w.rng(&format!("{name}.profile")), start);
                         s = s.with_marker(Box::new(move |pkt, now| {
@@ -295,6 +299,7 @@ fn build_world(
             MetricKind::GroupThroughput { traffic } => Probe::GroupThroughput {
                 group: traffic as u32,
             },
+            MetricKind::TcpWindow { .. } => continue, // recorded by the connections
             MetricKind::QueueAverage { link, in_only } => {
                 let id = w.rec.id(&m.name, "packets");
                 let every = m.interval;

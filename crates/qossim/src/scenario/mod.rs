@@ -193,6 +193,13 @@ pub enum MetricKind {
         /// Traffic entry index.
         traffic: usize,
     },
+    /// The congestion window, slow-start threshold (segments, at every change) and RTT
+    /// samples (seconds) of every connection of a TCP entry: series `tcp.NAME.k.cwnd`,
+    /// `.ssthresh` and `.rtt` (the metric's name and interval are not used).
+    TcpWindow {
+        /// Traffic entry index (a TCP entry).
+        traffic: usize,
+    },
     /// The average queue of a RED or RIO port (packets): of the whole queue, or (RIO) of
     /// the IN packets only.
     QueueAverage {
@@ -1336,6 +1343,24 @@ fn read_metric(
                 }
             }
         }
+        Some("tcp_window") => {
+            let g = m.req_str(cx, "traffic")?;
+            match traffic.iter().position(|t| t.name == g) {
+                Some(i) if matches!(traffic[i].model, TrafficModel::Tcp(_)) => {
+                    Some(MetricKind::TcpWindow { traffic: i })
+                }
+                Some(_) => {
+                    m.error(cx, "traffic", format!("traffic entry {g:?} is not TCP"));
+                    None
+                }
+                None => {
+                    if !cx.has_error_under("traffic") {
+                        m.error(cx, "traffic", format!("unknown traffic entry {g:?}"));
+                    }
+                    None
+                }
+            }
+        }
         Some("queue_average") => {
             let l = link(cx);
             let which = if m.has("which") {
@@ -1391,7 +1416,7 @@ fn read_metric(
             }
         }
         Some(other) => {
-            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average or group_throughput"));
+            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average, group_throughput or tcp_window"));
             None
         }
         None => None,
@@ -1418,6 +1443,7 @@ fn read_metric(
             MetricKind::GroupThroughput { traffic: t } => {
                 format!("{}.throughput", traffic[*t].name)
             }
+            MetricKind::TcpWindow { traffic: t } => format!("tcp.{}", traffic[*t].name),
             MetricKind::QueueAverage { link, in_only } => format!(
                 "{}.{}",
                 topo.links[*link].name,

@@ -261,10 +261,10 @@ def test_the_single_run_report_shows_figures_first_with_units(tmp_path, monkeypa
         assert "a.u." not in x + y and "value (" not in y, (title, y)
         assert not any("=" in t for t in legend), legend
     # The TCP connections' windows and RTT samples over time, named by connection.
-    window = next(s for s in seen if s[2] == "window (segments)")
+    window = next(s for s in seen if s[2] == "TCP window (segments)")
     assert "tcp.ftp.0.cwnd" in window[3] and "tcp.ftp.2.ssthresh" in window[3]
-    rtt = next(s for s in seen if s[2] == "time (s)" or s[2].endswith(".rtt (s)"))
-    assert rtt[1] == "time (s)"
+    rtt = next(s for s in seen if s[2] == "RTT (s)")
+    assert rtt[1] == "time (s)" and rtt[3] == ["tcp.ftp.0.rtt", "tcp.ftp.1.rtt", "tcp.ftp.2.rtt"]
     cdf = next(s for s in seen if s[0].startswith("Delay distribution"))
     assert cdf[3] == ["ftp", "voice0", "voice1"]
     drops = next(s for s in seen if s[0].startswith("Drops by cause"))

@@ -395,18 +395,29 @@ def _run_figures(result: Result, out: Path) -> list[tuple[str, Path]]:
         if not frames:
             continue
         shown = frames[0][2]
+        # A TCP sender's threshold starts at the advertised window (no threshold yet):
+        # drawn only where it is within the windows' range, so the windows stay visible.
+        windows = [f[name].max() for name, f, _ in frames if name.endswith(".cwnd")]
         fig, ax = plots._new_figure()
         for name, frame, _ in frames:
-            ax.plot(frame["t"], frame[name], label=name)
+            values = frame[name]
+            if windows and name.endswith(".ssthresh"):
+                values = values.where(values <= 2 * max(windows))
+            ax.plot(frame["t"], values, label=name)
         ax.set_xlabel(plots.axis_label("time", "s"))
+        last = {name.rsplit(".", 1)[-1] for name, _, _ in frames}
         if len(frames) == 1:
             quantity = frames[0][0]
+        elif last <= {"cwnd", "ssthresh"}:
+            quantity = "TCP window"
+        elif len(last) == 1:
+            quantity = last.pop().replace("rtt", "RTT")
         else:
             quantity = _QUANTITIES.get(shown, "quantity")
         ax.set_ylabel(plots.axis_label(quantity, shown))
         if len(frames) > 1:
             ax.legend(fontsize="small")
-        ax.set_title(frames[0][0] if len(frames) == 1 else f"series in {shown}")
+        ax.set_title(frames[0][0] if len(frames) == 1 else f"{quantity} ({shown})")
         more = f" (first 12 of {len(group)})" if len(group) > 12 else ""
         keep(fig, f"Time series in {shown}{more}")
     # Delay distribution of every traffic entry.

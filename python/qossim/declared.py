@@ -52,19 +52,32 @@ class Declaration:
         return self._regex.fullmatch(key) is not None
 
 
-@functools.lru_cache(maxsize=1)
-def declarations() -> tuple[Declaration, ...]:
-    """Every statistic the engine declares, in reference order."""
+#: Declarations and lookups per engine (the compiled one, or a stand-in in tests).
+_CACHE: dict[int, tuple[tuple[Declaration, ...], dict[str, Declaration | None]]] = {}
+
+
+def _engine_cache() -> tuple[tuple[Declaration, ...], dict[str, Declaration | None]]:
     from qossim import _engine
 
-    return tuple(Declaration(**row) for row in _engine.statistics())
+    backend = id(_engine._backend())
+    if backend not in _CACHE:
+        rows = tuple(Declaration(**row) for row in _engine.statistics())
+        _CACHE[backend] = (rows, {})
+    return _CACHE[backend]
 
 
-@functools.lru_cache(maxsize=65536)
+def declarations() -> tuple[Declaration, ...]:
+    """Every statistic the engine declares, in reference order."""
+    return _engine_cache()[0]
+
+
 def describe(key: str) -> Declaration | None:
     """Return the declaration of a summary key or series name (the most specific match)."""
-    found = [d for d in declarations() if d.matches(key)]
-    return max(found, key=lambda d: d.specificity) if found else None
+    rows, found = _engine_cache()
+    if key not in found:
+        matching = [d for d in rows if d.matches(key)]
+        found[key] = max(matching, key=lambda d: d.specificity) if matching else None
+    return found[key]
 
 
 def reference() -> str:

@@ -29,6 +29,9 @@ def test_the_estimate_comes_from_the_last_measurement_of_that_profile(tmp_path):
     line = costs.estimate("demo", True, tmp_path, jobs=2)
     assert "about 4 s on 2 jobs" in line and "3 runs" in line and "2.67 s per run" in line
     assert "no measured cost yet" in costs.estimate("demo", False, tmp_path, jobs=2)
+    # What was not engine time (10 s - 8/2 s = 6 s) is added: 6 + 8/4 = 8 s on 4 jobs.
+    costs.record(tmp_path, "demo", quick=True, elapsed_s=10.0, jobs=2)
+    assert "about 8 s on 4 jobs" in costs.estimate("demo", True, tmp_path, jobs=4)
 
 
 def test_every_shipped_cost_names_a_study_and_a_profile():

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -485,6 +486,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
                 folder = out_dir if out_dir is not None else Path("reports") / name
                 _print_err(costs.estimate(name, args.quick, folder, args.jobs))
+            started = time.perf_counter()
             output, report_path = studies.reproduce(
                 name,
                 quick=args.quick,
@@ -494,7 +496,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             )
             from qossim import costs
 
-            costs.record(Path(report_path).parent, name, args.quick)
+            elapsed = time.perf_counter() - started
+            costs.record(Path(report_path).parent, name, args.quick, elapsed, args.jobs)
             if args.format == "json":
                 sys.stdout.write(studies.format_json(output))
                 sys.stdout.flush()

@@ -42,9 +42,22 @@ def measure(folder: str | os.PathLike[str]) -> dict[str, Any]:
     return {"runs": runs, "engine_s": round(seconds, 3)}
 
 
-def record(folder: str | os.PathLike[str], study: str, quick: bool) -> dict[str, Any]:
-    """Measure a finished reproduction's folder and write its ``cost.json``."""
+def record(
+    folder: str | os.PathLike[str],
+    study: str,
+    quick: bool,
+    elapsed_s: float | None = None,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """Measure a finished reproduction's folder and write its ``cost.json``.
+
+    ``elapsed_s`` is the reproduction's own wall time and ``jobs`` the runs it ran at
+    once: what is not engine time (tables, figures, start-up) is added to estimates.
+    """
     cost = {"study": study, "profile": "quick" if quick else "full", **measure(folder)}
+    if elapsed_s is not None:
+        workers = max(1, jobs or os.cpu_count() or 1)
+        cost["other_s"] = round(max(0.0, elapsed_s - cost["engine_s"] / workers), 3)
     atomic_write_text(Path(folder) / COST_FILE, json.dumps(cost, indent=1) + "\n")
     return cost
 
@@ -85,8 +98,9 @@ def estimate(
     cost, where = found
     runs, engine = int(cost["runs"]), float(cost["engine_s"])
     workers = max(1, jobs or os.cpu_count() or 1)
+    total = engine / workers + float(cost.get("other_s", 0.0))
     return (
-        f"{study} ({profile} profile): about {_duration(engine / workers)} on {workers} "
+        f"{study} ({profile} profile): about {_duration(total)} on {workers} "
         f"job{'s' if workers > 1 else ''} ({runs} runs, {_duration(engine)} of engine time, "
         f"{engine / runs:.3g} s per run; {where}; stored runs are reused)"
     )

@@ -68,15 +68,32 @@ _RATE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*/\s*(s|min)\s*$")
 _SIZE_RE = re.compile(r"^\s*([0-9]+)\s*B\s*$")
 _LINK_KEYS = (
     "drops",
+    "drops_after_warmup",
     "drops_early",
+    "drops_early_after_warmup",
     "drops_overflow",
+    "drops_overflow_after_warmup",
     "drops_policed",
+    "drops_policed_after_warmup",
+    "drops_pushed_out",
+    "drops_pushed_out_after_warmup",
+    "loss_ratio",
+    "offered_pkts_after_warmup",
+    "tx_pkts_after_warmup",
     "queue_max_pkts",
     "queue_mean_pkts",
     "throughput_bps",
     "tx_pkts",
     "utilization",
 )
+#: Per-flow keys of the engine, with stand-in values (multiplied by the entry's delay).
+_FLOW_VALUES = {
+    "sent_pkts": 1000,
+    "lost_pkts": 0,
+    "loss_ratio": 0,
+    "delay_mean_s": 1,
+    "jitter_mean_s": 0.01,
+}
 _DELAY_KEYS = ("delay_max_s", "delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s")
 
 __all__ = ["ScenarioError", "run", "validate", "version"]
@@ -179,26 +196,37 @@ def _measure(
             link_load[f"{a}-{b}"] += delivered
         packets = int(delivered * measured_s / 1600)
         delay = 1e-3 * (1.0 + rng.random())
+        name = entry["name"]
+        flows = int(entry.get("flows", 1))
         summary.update(
             {
-                f"group.{entry['name']}.sent_pkts": packets + rng.randrange(3),
-                f"group.{entry['name']}.rx_pkts": packets,
-                f"group.{entry['name']}.throughput_bps": delivered,
+                f"group.{name}.sent_pkts": packets + rng.randrange(3),
+                f"group.{name}.rx_pkts": packets,
+                f"group.{name}.sent_pkts_after_warmup": packets,
+                f"group.{name}.rx_pkts_after_warmup": packets,
+                f"group.{name}.lost_pkts": 0,
+                f"group.{name}.loss_ratio": 0.0,
+                f"group.{name}.jitter_mean_s": 1e-5,
+                f"group.{name}.throughput_bps": delivered,
                 **{
                     f"group.{entry['name']}.{key}": delay * (1.0 + 0.1 * k)
                     for k, key in enumerate(_DELAY_KEYS)
                 },
             }
         )
+        if flows <= 32:  # the engine lists small entries' flows one by one
+            for k in range(flows):
+                for key, value in _FLOW_VALUES.items():
+                    summary[f"flow.{name}.{k}.{key}"] = value * delay
     for link in links:
         load = link_load[link]
         utilization = min(1.0, load / capacity_bps)
         queue = utilization / max(1e-3, 1.0 - utilization) * (0.9 + 0.2 * rng.random())
         values = {
-            "drops": 0,
-            "drops_early": 0,
-            "drops_overflow": 0,
-            "drops_policed": 0,
+            **{key: 0 for key in _LINK_KEYS if key.startswith("drops")},
+            "loss_ratio": None,
+            "offered_pkts_after_warmup": int(load * measured_s / 1600),
+            "tx_pkts_after_warmup": int(load * measured_s / 1600),
             "queue_max_pkts": math.ceil(3 * queue),
             "queue_mean_pkts": queue,
             "throughput_bps": load,
@@ -220,6 +248,15 @@ def _measure(
         summary[f"series.{name}.mean"] = sum(after) / len(after) if after else math.nan
         summary[f"series.{name}.ci_half_width"] = 0.05 * level
         summary[f"series.{name}.samples"] = len(after)
+    for name in groups:
+        # The engine's delay distribution of each entry (its points here: the delays
+        # of the stand-in's percentiles).
+        base = float(summary[f"group.{name}.delay_mean_s"])
+        series[f"group.{name}.delay_cdf"] = {
+            "t": [base * (1.0 + 0.1 * k) for k in range(5)],
+            "value": [0.5, 0.9, 0.95, 0.99, 1.0],
+        }
+        units[f"group.{name}.delay_cdf"] = "fraction"
     events = 3 * sum(int(v) for k, v in summary.items() if k.endswith(".rx_pkts"))
     summary.update(
         {
@@ -246,10 +283,10 @@ def _series_of(
     kind = metric["kind"]
     if kind == "group_throughput":
         target = str(metric["traffic"])
-        return str(metric.get("name", f"{target}.throughput")), "bit/s", groups[target]
+        return str(metric.get("name", f"{target}.throughput")), "b/s", groups[target]
     link = str(metric["link"])
     if kind == "link_throughput":
-        return str(metric.get("name", f"{link}.throughput")), "bit/s", link_load[link]
+        return str(metric.get("name", f"{link}.throughput")), "b/s", link_load[link]
     return (
         str(metric.get("name", f"{link}.queue")),
         "packets",

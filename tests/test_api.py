@@ -47,7 +47,8 @@ def test_result_interface(scenario_file):
     """Result exposes summary, series names, DataFrames and the manifest."""
     result = qossim.run(scenario_file, seed=1)
     assert set(result.summary) >= {"link.a-b.throughput_bps", "group.voice.delay_mean_s"}
-    assert result.series_names == ["a-b.throughput", "a-b.queue"]  # in [[metric]] order
+    # In [[metric]] order, then the traffic entry's delay distribution.
+    assert result.series_names == ["a-b.throughput", "a-b.queue", "group.voice.delay_cdf"]
     frame = result.timeseries("a-b.throughput")
     assert list(frame.columns) == ["t", "value"]
     assert len(frame) == 10  # 10 s sampled every second

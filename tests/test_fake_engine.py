@@ -37,7 +37,8 @@ def test_same_keys_series_and_units(overrides):
     assert list(fake["series"]) == list(real["series"])
     for name, columns in real["series"].items():
         assert set(fake["series"][name]) == set(columns), name
-        assert len(fake["series"][name]["t"]) == len(columns["t"]), name
+        if not name.endswith(".delay_cdf"):  # a distribution's points depend on its data
+            assert len(fake["series"][name]["t"]) == len(columns["t"]), name
     assert fake["units"] == real["units"]
     assert fake["seed"] == real["seed"] == 3
     assert fake["sim_time_s"] == real["sim_time_s"]

@@ -120,11 +120,11 @@ def test_histogram_and_save(tmp_path):
     [
         ("t_s", "s"),
         ("delay_ms", "ms"),
-        ("rate_mbps", "Mbit/s"),
+        ("rate_mbps", "Mb/s"),
         ("backlog_pkts", "packets"),
         ("loss_ratio", "fraction"),
         ("arrivals_per_s", "1/s"),
-        ("weird", "a.u."),
+        ("weird", "value"),
     ],
 )
 def test_unit_from_name(name, unit):

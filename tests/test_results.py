@@ -133,7 +133,7 @@ def test_result_round_trip(tmp_path, scenario_file):
     loaded = Result.load(saved)
     assert loaded.summary == json.loads(json.dumps(result.summary))
     assert sorted(loaded.series_names) == sorted(result.series_names)
-    assert sorted(result.series_names) == ["a-b.queue", "a-b.throughput"]
+    assert sorted(result.series_names) == ["a-b.queue", "a-b.throughput", "group.voice.delay_cdf"]
     for name in result.series_names:
         pd.testing.assert_frame_equal(loaded.timeseries(name), result.timeseries(name))
     assert list(loaded.timeseries("a-b.queue").columns) == ["t", "value"]

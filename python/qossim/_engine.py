@@ -82,6 +82,16 @@ def describe() -> list[dict[str, Any]]:
     return list(json.loads(_backend().describe()))
 
 
+def statistics() -> list[dict[str, str]]:
+    """Return every statistic the engine declares (component, name, unit, window, doc).
+
+    An engine without declarations (a stand-in) declares none.
+    """
+    backend = _backend()
+    declared = getattr(backend, "statistics", None)
+    return [dict(row) for row in declared()] if declared is not None else []
+
+
 def validate(text: str, filename: str, overrides: Overrides) -> list[str]:
     """Validate a scenario; return its diagnostics (an empty list when valid).
 

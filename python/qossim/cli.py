@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,15 @@ def _print_pairs(pairs: Sequence[tuple[str, Any]], indent: str = "  ") -> None:
     width = max((len(k) for k, _ in pairs), default=0)
     for key, value in pairs:
         print(f"{indent}{key.ljust(width)}  {_fmt(value)}")
+
+
+def _print_declared(pairs: Sequence[tuple[str, Any]], summary: Any, indent: str = "  ") -> None:
+    """Print summary pairs with each key's declared unit and window."""
+    rows = [(k, _fmt(v), summary.unit(k) or "", summary.window(k) or "") for k, v in pairs]
+    widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+    for key, value, unit, window in rows:
+        line = f"{indent}{key.ljust(widths[0])}  {value.rjust(widths[1])}  {unit.ljust(widths[2])}"
+        print(f"{line}  {window}".rstrip())
 
 
 # ----------------------------------------------------------------------------
@@ -296,14 +306,15 @@ def cmd_show(args: argparse.Namespace) -> int:
         import csv
 
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(["metric", "value"])
-        writer.writerows(pairs)
+        writer.writerow(["metric", "value", "unit", "window"])
+        summary = result.summary
+        writer.writerows((k, v, summary.unit(k) or "", summary.window(k) or "") for k, v in pairs)
         return EXIT_OK
     print(f"run: {args.rundir}")
     print("manifest:")
     _print_pairs([(k, v) for k, v in result.manifest.items() if k != "series"])
     print("summary:")
-    _print_pairs(pairs)
+    _print_declared(pairs, result.summary)
     print("series:")
     for name in result.series_names:
         frame = result.timeseries(name)
@@ -488,6 +499,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 out_dir = None
             else:
                 out_dir = Path(args.out) if args.study else Path(args.out) / name
+            if not args.quiet:
+                from qossim import costs
+
+                folder = out_dir if out_dir is not None else Path("reports") / name
+                _print_err(costs.estimate(name, args.quick, folder, args.jobs))
+            started = time.perf_counter()
             output, report_path = studies.reproduce(
                 name,
                 quick=args.quick,
@@ -495,6 +512,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 out_dir=out_dir,
                 progress=not args.quiet,
             )
+            from qossim import costs
+
+            elapsed = time.perf_counter() - started
+            costs.record(Path(report_path).parent, name, args.quick, elapsed, args.jobs)
             if args.format == "json":
                 sys.stdout.write(studies.format_json(output))
                 sys.stdout.flush()

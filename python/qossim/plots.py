@@ -42,10 +42,10 @@ _SUFFIX_UNITS = {
     "us": "µs",
     "ms": "ms",
     "s": "s",
-    "bps": "bit/s",
-    "kbps": "kbit/s",
-    "mbps": "Mbit/s",
-    "gbps": "Gbit/s",
+    "bps": "b/s",
+    "kbps": "kb/s",
+    "mbps": "Mb/s",
+    "gbps": "Gb/s",
     "bits": "bit",
     "bytes": "B",
     "b": "B",
@@ -73,12 +73,12 @@ def axis_label(label: str, unit: str) -> str:
     return f"{label} ({unit})"
 
 
-def unit_from_name(name: str, default: str = "a.u.") -> str:
+def unit_from_name(name: str, default: str = "value") -> str:
     """Guess a column's unit from its name suffix (``delay_ms`` gives ``ms``).
 
     Column names in qossim results end with their unit (``_s``, ``_mbps``,
-    ``_pkts``, ``_ratio``, ...); unknown suffixes give ``default``
-    (arbitrary units).
+    ``_pkts``, ``_ratio``, ...); unknown suffixes give ``default``. Reports take
+    units from the engine's declarations first (:mod:`qossim.declared`).
     """
     lowered = name.lower()
     if lowered.endswith("per_s"):
@@ -98,11 +98,13 @@ def _new_figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def _finish(fig: Figure, ax: Axes, title: str | None, legend: bool) -> Figure:
+def _finish(
+    fig: Figure, ax: Axes, title: str | None, legend: bool, legend_title: str | None = None
+) -> Figure:
     if title:
         ax.set_title(title)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", title=legend_title)
     return fig
 
 
@@ -181,7 +183,7 @@ def loss_load(
         ax.set_yscale("log")
     ax.set_xlabel(axis_label(load_label, load_unit))
     ax.set_ylabel(axis_label(loss_label, loss_unit))
-    return _finish(fig, ax, title, legend=True)
+    return _finish(fig, ax, title, legend=True, legend_title=group)
 
 
 def mean_ci(
@@ -222,7 +224,7 @@ def mean_ci(
         ax.plot(list(xs), list(ys), "k--", label=ref_label)
     ax.set_xlabel(axis_label(x_label, x_unit))
     ax.set_ylabel(axis_label(y_label, y_unit))
-    return _finish(fig, ax, title, legend=True)
+    return _finish(fig, ax, title, legend=True, legend_title=group)
 
 
 def stacked(
@@ -385,7 +387,8 @@ def _groups(
 ) -> list[tuple[str | None, pd.DataFrame]]:
     if group is None:
         return [(single, df)]
-    return [(f"{group}={key}", part) for key, part in df.groupby(group, sort=True)]
+    # The legend shows the values under the group's name as its title (not "group=value").
+    return [(str(key), part) for key, part in df.groupby(group, sort=True)]
 
 
 def _yerr(part: pd.DataFrame, column: str, ci: tuple[str, str] | None) -> Any:

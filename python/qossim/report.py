@@ -20,7 +20,7 @@ from typing import Any
 
 from qossim import plots
 from qossim.campaign import gather, summarize
-from qossim.results import Result, atomic_write_text
+from qossim.results import Result, Summary, atomic_write_text
 
 __all__ = [
     "VERDICT_CLASSES",
@@ -40,6 +40,7 @@ h2 { font-size: 1.2rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: .9rem; }
 th, td { border: 1px solid #bbb; padding: .25rem .6rem; }
 th { background: #eee; text-align: left; }
+div.scroll { overflow-x: auto; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1rem 0 2rem; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
@@ -130,7 +131,10 @@ def _table_html(table: TableLike) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     if not rows:
         body.append(f'<tr><td colspan="{max(1, len(columns))}">(no rows)</td></tr>')
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _figure_html(title: str, png: str | os.PathLike[str] | bytes) -> str:
@@ -157,6 +161,7 @@ def render_report(
     *,
     lead: Sequence[str] = (),
     lead_table: tuple[str, TableLike] | None = None,
+    figures_first: bool = False,
 ) -> str:
     """Return the HTML text of a report (see :func:`write_report`)."""
     from qossim import __version__
@@ -178,25 +183,29 @@ def render_report(
             parts.append('<ul class="differences">')
             parts.extend(f"<li>{html.escape(str(n))}</li>" for n in lead)
             parts.append("</ul>")
-    toc = [
+    toc_tables = [
         f'<li><a href="#{_anchor("t", i)}">{html.escape(t)}</a></li>'
         for i, (t, _) in enumerate(tables)
-    ] + [
+    ]
+    toc_figures = [
         f'<li><a href="#{_anchor("f", i)}">{html.escape(t)}</a></li>'
         for i, (t, _) in enumerate(figures)
     ]
+    toc = toc_figures + toc_tables if figures_first else toc_tables + toc_figures
     if len(toc) > 3:
         parts.append("<nav><ul>" + "".join(toc) + "</ul></nav>")
     if note_list:
         parts.append('<h2>Notes</h2><ul class="notes">')
         parts.extend(f"<li>{html.escape(str(n))}</li>" for n in note_list)
         parts.append("</ul>")
+    table_parts, figure_parts = [], []
     for i, (table_title, table) in enumerate(tables):
-        parts.append(f'<h2 id="{_anchor("t", i)}">{html.escape(table_title)}</h2>')
-        parts.append(_table_html(table))
+        table_parts.append(f'<h2 id="{_anchor("t", i)}">{html.escape(table_title)}</h2>')
+        table_parts.append(_table_html(table))
     for i, (figure_title, png) in enumerate(figures):
-        parts.append(f'<h2 id="{_anchor("f", i)}">{html.escape(figure_title)}</h2>')
-        parts.append(_figure_html(figure_title, png))
+        figure_parts.append(f'<h2 id="{_anchor("f", i)}">{html.escape(figure_title)}</h2>')
+        figure_parts.append(_figure_html(figure_title, png))
+    parts += figure_parts + table_parts if figures_first else table_parts + figure_parts
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts.append(f"<footer>qossim {html.escape(__version__)} — {stamp}</footer>")
     parts.append("</body></html>\n")
@@ -212,6 +221,7 @@ def write_report(
     *,
     lead: Sequence[str] = (),
     lead_table: tuple[str, TableLike] | None = None,
+    figures_first: bool = False,
 ) -> Path:
     """Write ``DIRECTORY/index.html`` atomically and return its path.
 
@@ -219,9 +229,12 @@ def write_report(
     ``figures`` a list of ``(title, PNG path or PNG bytes)``, embedded as
     base64 data URIs; ``notes`` a string or list of strings. ``lead_table`` and
     ``lead`` (lines) open the page under "Against the published results". Cells that
-    are :class:`Styled` carry their CSS class. The page references no external resource.
+    are :class:`Styled` carry their CSS class; ``figures_first`` puts the figures before
+    the tables. The page references no external resource.
     """
-    text = render_report(title, tables, figures, notes, lead=lead, lead_table=lead_table)
+    text = render_report(
+        title, tables, figures, notes, lead=lead, lead_table=lead_table, figures_first=figures_first
+    )
     return atomic_write_text(Path(directory) / "index.html", text)
 
 
@@ -255,38 +268,323 @@ def _short(value: Any) -> Any:
     return value
 
 
+#: What several series of one unit are, for their common axis.
+_QUANTITIES = {
+    "Mb/s": "rate",
+    "packets": "packets",
+    "fraction": "fraction",
+    "s": "time",
+    "segments": "window",
+    "cells": "cells",
+    "flows": "flows",
+    "%": "percentage",
+    "B": "bytes",
+}
+
+#: Units as written on axes, from the units the engine declares.
+_AXIS_UNITS = {"b/s": "Mb/s", "bit/s": "Mb/s"}
+
+
+def _unit_of(name: str, fallback: str | None = None) -> str:
+    """Return the declared unit of a summary key or series (else ``fallback``, else a guess)."""
+    from qossim.declared import describe
+
+    found = describe(name)
+    if found is not None and found.unit != "the series' unit":
+        return found.unit
+    if fallback:
+        return fallback
+    return plots.unit_from_name(name, default="value")
+
+
+def _scaled(values: Sequence[float], unit: str) -> tuple[list[float], str]:
+    """Return values in the unit shown on an axis (rates in Mb/s)."""
+    if unit in _AXIS_UNITS:
+        return [float(v) / 1e6 for v in values], _AXIS_UNITS[unit]
+    return [float(v) for v in values], unit
+
+
+def _names(summary: Mapping[str, Any], prefix: str, suffix: str) -> list[str]:
+    """Return the names NAME of the keys ``PREFIX.NAME.SUFFIX`` (links, entries, agents)."""
+    head, tail = prefix + ".", "." + suffix
+    return [k[len(head) : -len(tail)] for k in summary if k.startswith(head) and k.endswith(tail)]
+
+
+def _bars(
+    labels: Sequence[str],
+    stacks: Mapping[str, Sequence[float]],
+    *,
+    y_label: str,
+    y_unit: str,
+    x_label: str,
+    title: str,
+    legend: bool = False,
+) -> Any:
+    """Draw a bar chart, stacked when ``stacks`` has several named parts (legend: their names)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.0, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.grid(True, axis="y", alpha=0.3)
+    bottom = [0.0] * len(labels)
+    for part, values in stacks.items():
+        ax.bar(list(labels), list(values), bottom=bottom, label=part)
+        bottom = [b + float(v) for b, v in zip(bottom, values, strict=True)]
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(plots.axis_label(y_label, y_unit))
+    if len(labels) > 6:
+        ax.tick_params(axis="x", labelrotation=45)
+    ax.set_title(title)
+    if legend or len(stacks) > 1:
+        ax.legend(fontsize="small", title="cause" if legend else None)
+    return fig
+
+
+def _drop_causes(summary: Mapping[str, Any], link: str) -> dict[str, float]:
+    """Return a link's drops over the run by cause, each under its mechanism's name."""
+    p = f"link.{link}."
+    get = lambda k: float(summary.get(p + k) or 0)  # noqa: E731
+    causes: dict[str, float] = {}
+    if p + "red_random_drops" in summary:
+        causes["RED early (random)"] = get("red_random_drops")
+        causes["RED forced"] = get("red_forced_drops")
+    elif p + "rio_early_drops_in" in summary:
+        causes["RIO early, IN"] = get("rio_early_drops_in")
+        causes["RIO early, OUT"] = get("rio_early_drops_out")
+    elif p + "codel_early_drops" in summary:
+        causes["CoDel"] = get("codel_early_drops")
+    else:
+        causes["early (AQM)"] = get("drops_early")
+    causes["buffer overflow"] = get("drops_overflow")
+    causes["policed"] = get("drops_policed")
+    causes["pushed out"] = get("drops_pushed_out")
+    return causes
+
+
+def _run_figures(result: Result, out: Path) -> list[tuple[str, Path]]:
+    """Draw the figures of a single-run report, most telling first."""
+    summary = result.summary
+    figures: list[tuple[str, Path]] = []
+    units = dict(result.manifest.get("series_units") or {})
+
+    def keep(fig: Any, title: str) -> None:
+        path = plots.save(fig, out / "figures" / f"figure-{len(figures)}.png")
+        figures.append((title, path))
+
+    # Time series, one figure per unit: the scenario's names in the legend.
+    names = result.series_names
+    by_unit: dict[str, list[str]] = {}
+    cdfs = [n for n in names if n.endswith(".delay_cdf")]
+    for name in names:
+        if name in cdfs:
+            continue
+        by_unit.setdefault(_unit_of(name, units.get(name)), []).append(name)
+    for unit, group in by_unit.items():
+        import pandas as pd
+
+        frames = []
+        for name in group[:12]:
+            frame = result.timeseries(name)
+            if frame.empty or "value" not in frame.columns:
+                continue
+            x = _time_column([str(c) for c in frame.columns])
+            values, shown = _scaled(frame["value"], unit)
+            frames.append((name, pd.DataFrame({"t": frame[x], name: values}), shown))
+        if not frames:
+            continue
+        shown = frames[0][2]
+        # A TCP sender's threshold starts at the advertised window (no threshold yet):
+        # drawn only where it is within the windows' range, so the windows stay visible.
+        windows = [f[name].max() for name, f, _ in frames if name.endswith(".cwnd")]
+        fig, ax = plots._new_figure()
+        for name, frame, _ in frames:
+            values = frame[name]
+            if windows and name.endswith(".ssthresh"):
+                values = values.where(values <= 2 * max(windows))
+            ax.plot(frame["t"], values, label=name)
+        ax.set_xlabel(plots.axis_label("time", "s"))
+        last = {name.rsplit(".", 1)[-1] for name, _, _ in frames}
+        if len(frames) == 1:
+            quantity = frames[0][0]
+        elif last <= {"cwnd", "ssthresh"}:
+            quantity = "TCP window"
+        elif len(last) == 1:
+            quantity = last.pop().replace("rtt", "RTT")
+        else:
+            quantity = _QUANTITIES.get(shown, "quantity")
+        ax.set_ylabel(plots.axis_label(quantity, shown))
+        if len(frames) > 1:
+            ax.legend(fontsize="small")
+        ax.set_title(frames[0][0] if len(frames) == 1 else f"{quantity} ({shown})")
+        more = f" (first 12 of {len(group)})" if len(group) > 12 else ""
+        keep(fig, f"Time series in {shown}{more}")
+    # Delay distribution of every traffic entry.
+    if cdfs:
+        fig, ax = plots._new_figure()
+        for name in cdfs:
+            frame = result.timeseries(name)
+            ax.step(frame["t"] * 1e3, frame["value"], where="post", label=name[6:-10])
+        ax.set_xlabel(plots.axis_label("one-way delay", "ms"))
+        ax.set_ylabel(plots.axis_label("packets delivered with at most this delay", "fraction"))
+        ax.legend(fontsize="small", title="traffic entry")
+        ax.set_title("Delay distribution per traffic entry (after warm-up)")
+        keep(fig, "Delay distribution (CDF) per traffic entry")
+    # Throughput per traffic entry.
+    groups = _names(summary, "group", "throughput_bps")
+    if groups:
+        values = [float(summary[f"group.{g}.throughput_bps"] or 0) / 1e6 for g in groups]
+        fig = _bars(
+            groups,
+            {"throughput": values},
+            y_label="throughput",
+            y_unit="Mb/s",
+            x_label="traffic entry",
+            title="Throughput per traffic entry (after warm-up)",
+        )
+        keep(fig, "Throughput per traffic entry")
+    # TCP goodput per connection.
+    conns = _names(summary, "agent", "rx.goodput_bps")
+    if conns:
+        values = [float(summary[f"agent.{c}.rx.goodput_bps"] or 0) / 1e6 for c in conns]
+        fig = _bars(
+            [c.removeprefix("tcp.") for c in conns],
+            {"goodput": values},
+            y_label="goodput",
+            y_unit="Mb/s",
+            x_label="TCP connection (entry.index)",
+            title="Goodput per TCP connection (after warm-up)",
+        )
+        keep(fig, "Goodput per TCP connection")
+    # Drops by cause per link (links that dropped anything).
+    links = [n for n in _names(summary, "link", "drops") if summary.get(f"link.{n}.drops")]
+    if links:
+        causes = {link: _drop_causes(summary, link) for link in links}
+        kinds: list[str] = []
+        for c in causes.values():
+            kinds += [k for k, v in c.items() if v and k not in kinds]
+        stacks = {k: [causes[link].get(k, 0.0) for link in links] for k in kinds}
+        fig = _bars(
+            links,
+            stacks,
+            y_label="drops",
+            y_unit="packets",
+            x_label="link",
+            title="Drops by cause per link (whole run)",
+            legend=True,
+        )
+        keep(fig, "Drops by cause per link")
+    return figures
+
+
+def _component_tables(summary: Summary) -> tuple[list[tuple[str, Any]], list[str]]:
+    """Return the summary as one table per component: links, entries, flows, TCP, then the rest.
+
+    The per-name tables have one row per link (entry, connection) and one column per
+    statistic, its unit in the header; the rest lists key, value, unit and window.
+    """
+    frame = summary.frame
+    used: set[str] = set()
+    tables: list[tuple[str, Any]] = []
+    notes: list[str] = []
+
+    def pivot(title: str, prefix: str, anchor: str, label: str, busy: str = "") -> None:
+        names = _names(summary, prefix, anchor)
+        idle = [n for n in names if busy and not summary.get(f"{prefix}.{n}.{busy}")]
+        names = [n for n in names if n not in idle]
+        if idle:
+            used.update(k for n in idle for k in frame.index if k.startswith(f"{prefix}.{n}."))
+            notes.append(f"{title} that carried nothing (left out): {', '.join(idle)}.")
+        if not names:
+            return
+        rows = []
+        for name in names:
+            head = f"{prefix}.{name}."
+            row: dict[str, Any] = {label: name}
+            for key in frame.index:
+                if key.startswith(head) and "." not in key[len(head) :]:
+                    stat = key[len(head) :]
+                    unit = frame.at[key, "unit"]
+                    row[f"{stat} ({unit})" if unit else stat] = frame.at[key, "value"]
+                    used.add(key)
+            rows.append(row)
+        tables.append((title, rows))
+
+    pivot("Links", "link", "tx_pkts", "link", busy="tx_pkts")
+    pivot("Traffic entries", "group", "sent_pkts", "entry")
+    flows = sorted({k.rsplit(".", 1)[0] for k in frame.index if k.startswith("flow.")})
+    if flows:
+        rows = []
+        for f in flows:
+            row: dict[str, Any] = {"flow": f[5:]}
+            for key in frame.index:
+                if key.startswith(f + ".") and "." not in key[len(f) + 1 :]:
+                    row[f"{key[len(f) + 1 :]} ({frame.at[key, 'unit']})"] = frame.at[key, "value"]
+                    used.add(key)
+            rows.append(row)
+        tables.append(("Flows", rows))
+    pivot("TCP connections (senders)", "agent", "segments_sent", "connection")
+    pivot("TCP connections (receivers)", "agent", "goodput_bps", "receiver")
+    rest = [k for k in frame.index if k not in used and not k.startswith("series.")]
+    by_component: dict[str, list[dict[str, Any]]] = {}
+    for key in rest:
+        component = frame.at[key, "component"] or "undeclared"
+        by_component.setdefault(component, []).append(
+            {
+                "statistic": key,
+                "value": frame.at[key, "value"],
+                "unit": frame.at[key, "unit"],
+                "window": frame.at[key, "window"],
+            }
+        )
+    for component, rows in by_component.items():
+        tables.append((f"{component[0].upper()}{component[1:]}", rows))
+    series = [k for k in frame.index if k.startswith("series.") and k.endswith(".mean")]
+    if series:
+        rows = [
+            {
+                "series": k[7:-5],
+                "mean": frame.at[k, "value"],
+                "95% CI half-width": summary.get(k[:-5] + ".ci_half_width"),
+                "samples": summary.get(k[:-5] + ".samples"),
+            }
+            for k in series
+        ]
+        tables.append(("Series (after warm-up)", rows))
+    return tables, notes
+
+
 def run_report(run_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
-    """Write a report of one run directory: manifest, summary, one plot per series unit."""
+    """Write a report of one run directory: figures first, then the summary by component.
+
+    Figures: the time series (one figure per unit, the scenario's names in the legends),
+    the delay distribution per traffic entry, throughput per entry, goodput per TCP
+    connection and drops by cause per link. Tables: links, traffic entries, flows and
+    TCP connections one row each with the units in the headers, the other statistics by
+    component with unit and window, the series' means, and the manifest last.
+    """
     result = Result.load(run_dir)
     out = Path(out_dir)
     manifest = [
-        {"field": k, "value": _short(v)} for k, v in result.manifest.items() if k != "series"
+        {"field": k, "value": _short(v)}
+        for k, v in result.manifest.items()
+        if k not in ("series", "files", "series_units")
     ]
-    summary = [{"metric": k, "value": v} for k, v in _flat(result.summary)]
-    figures: list[tuple[str, Path]] = []
-    for index, name in enumerate(result.series_names):
-        frame = result.timeseries(name)
-        if frame.empty or len(frame.columns) < 2:
-            continue
-        x = _time_column([str(c) for c in frame.columns])
-        by_unit: dict[str, list[str]] = {}
-        for column in frame.columns:
-            if column != x and frame[column].dtype.kind in "iuf":
-                by_unit.setdefault(plots.unit_from_name(str(column)), []).append(column)
-        for unit, columns in by_unit.items():
-            fig = plots.timeseries(
-                frame,
-                x,
-                columns,
-                y_label=columns[0] if len(columns) == 1 else name,
-                y_unit=unit,
-                x_unit=plots.unit_from_name(x, default="s"),
-                title=name,
-            )
-            path = plots.save(fig, out / "figures" / f"series-{index}-{len(figures)}.png")
-            figures.append((f"{name} ({unit})", path))
+    figures = _run_figures(result, out)
+    tables, idle = _component_tables(result.summary)
+    tables.append(("Manifest", manifest))
+    m = result.manifest
+    notes = [
+        f"Seed {m.get('seed')}, {format_cell(m.get('sim_time_s'))} s simulated "
+        f"(warm-up {format_cell(result.summary.get('warmup_s'))} s), "
+        f"{m.get('events')} events in {format_cell(m.get('wall_s'))} s.",
+        "Windows: 'run' counts the whole run; 'after warm-up' from the end of the warm-up; "
+        "'end of run' is a state at the end (see docs/statistics.md).",
+        *idle,
+    ]
     title = f"qossim run: {Path(run_dir).name}"
-    return write_report(out, title, [("Summary", summary), ("Manifest", manifest)], figures)
+    return write_report(out, title, tables, figures, notes, figures_first=True)
 
 
 #: Metrics a campaign report plots when its campaign names none.
@@ -374,7 +672,7 @@ def campaign_report(campaign_dir: str | os.PathLike[str], out_dir: str | os.Path
     every = list(dict.fromkeys(summary["metric"])) if len(summary) else []
     metrics, plotted_note = _named_metrics(Path(campaign_dir), every)
     for index, metric in enumerate(metrics):
-        unit = plots.unit_from_name(metric)
+        unit = _unit_of(metric)
         rows = summary[summary["metric"] == metric]
         if numeric:
             x = numeric[0]
@@ -383,8 +681,8 @@ def campaign_report(campaign_dir: str | os.PathLike[str], out_dir: str | os.Path
             frame[f"{x} (value)"] = [quantity(v) for v in frame[x]]
             group = None
             if others:
-                frame["point"] = frame[others].astype(str).agg(", ".join, axis=1)
-                group = "point"
+                group = ", ".join(others)
+                frame[group] = frame[others].astype(str).agg(", ".join, axis=1)
             fig = plots.mean_ci(
                 frame,
                 f"{x} (value)",

@@ -242,6 +242,7 @@ def build_manifest(
         "wall_s": raw.get("wall_s"),
         "events": raw.get("events"),
         "sim_time_s": raw.get("sim_time_s"),
+        "series_units": {str(k): str(v) for k, v in dict(raw.get("units") or {}).items()},
         "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
@@ -435,6 +436,68 @@ def read_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------
 
 
+class Summary(dict):  # type: ignore[type-arg]
+    """A run's summary: a dict of key to value that also knows each key's declaration.
+
+    ``summary["link.r0-r1.drops"]`` reads a value as before; :attr:`frame` is the
+    summary as a DataFrame indexed by key with columns ``value``, ``unit``, ``window``,
+    ``component`` and ``doc`` (from the engine's declarations, see
+    :mod:`qossim.declared`; a key nobody declared has empty ones); :meth:`unit` and
+    :meth:`window` read one key's.
+    """
+
+    def unit(self, key: str) -> str | None:
+        """Return the unit of ``key`` (None if undeclared)."""
+        from qossim.declared import describe
+
+        found = describe(key)
+        return found.unit if found else None
+
+    def window(self, key: str) -> str | None:
+        """Return the window of ``key``: ``run``, ``after warm-up`` or ``end of run``."""
+        from qossim.declared import describe
+
+        found = describe(key)
+        return found.window if found else None
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The summary as a DataFrame: index key; columns value, unit, window, component, doc."""
+        import pandas as pd
+
+        from qossim.declared import describe
+
+        rows = []
+        for key, value in _flat_items(self):
+            found = describe(key)
+            rows.append(
+                {
+                    "key": key,
+                    "value": value,
+                    "unit": found.unit if found else "",
+                    "window": found.window if found else "",
+                    "component": found.component if found else "",
+                    "doc": found.doc if found else "",
+                }
+            )
+        columns = ["key", "value", "unit", "window", "component", "doc"]
+        return pd.DataFrame(rows, columns=columns).set_index("key")
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return :attr:`frame`."""
+        return self.frame
+
+
+def _flat_items(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = []
+    for key, value in mapping.items():
+        if isinstance(value, Mapping):
+            items.extend(_flat_items(value, f"{prefix}{key}."))
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
+
+
 class Result:
     """The outcome of one run: summary, time series and manifest.
 
@@ -451,7 +514,7 @@ class Result:
         scenario_text: str | None = None,
         path: str | os.PathLike[str] | None = None,
     ) -> None:
-        self._summary = dict(summary)
+        self._summary = Summary(summary)
         self._manifest = dict(manifest)
         self._series: dict[str, Any] = dict(series or {})
         self._files: dict[str, str] = {}
@@ -463,8 +526,13 @@ class Result:
     # -- properties --------------------------------------------------------
 
     @property
-    def summary(self) -> dict[str, Any]:
-        """Summary metrics of the run (name to number, string or nested dict)."""
+    def summary(self) -> Summary:
+        """Summary metrics of the run (name to number): a dict with units and windows.
+
+        ``result.summary["group.voice.delay_p99_s"]`` reads a value;
+        ``result.summary.frame`` is a DataFrame with ``value``, ``unit`` and ``window``
+        columns (see :class:`Summary`).
+        """
         return self._summary
 
     @property

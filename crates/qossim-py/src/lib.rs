@@ -38,6 +38,25 @@ fn guarded<T>(filename: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
+/// Every declared statistic: a list of `{component, name, unit, window, doc}` (see
+/// `qossim::metrics::declared`).
+#[pyfunction]
+fn statistics(py: Python<'_>) -> PyResult<PyObject> {
+    let mut rows = Vec::new();
+    for t in qossim::metrics::declared::all() {
+        for s in t.stats {
+            rows.push(serde_json::json!({
+                "component": t.component,
+                "name": s.name,
+                "unit": s.unit,
+                "window": s.window.name(),
+                "doc": s.doc,
+            }));
+        }
+    }
+    to_py(py, &Value::Array(rows))
+}
+
 /// Panics inside the same guard a run uses (for testing the guard only).
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>, filename: &str) -> PyResult<()> {
@@ -258,6 +277,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;

@@ -7,16 +7,21 @@
 //! agents (to spawn, stop or call them).
 
 use crate::engine::{Event, EventId, Scheduler, Target};
-use crate::metrics::{batch_means, Histogram, Probe, Sampler, Series};
+use crate::metrics::{Histogram, Probe, Sampler, Series};
 use crate::net::{
     arrival_key, ledger_add, AgentId, FlowId, Landing, LinkId, Network, NodeId, Packet,
     SharedLedger, MARK_COUNTERS,
 };
 use crate::rng::{fnv1a64, Rng};
 use crate::time::{to_secs, Time};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::any::Any;
 use std::collections::HashMap;
+
+mod summary;
+pub use summary::{
+    DELAY_SERIES, FLOW_STATS, GROUP_STATS, LINK_STATS, METRIC_SERIES, RUN_STATS, SERIES_STATS,
+};
 
 /// Timer kind delivered to an agent when it is started.
 pub const START: u32 = u32::MAX;
@@ -112,6 +117,52 @@ pub struct GroupStats {
     pub delay: Histogram,
     /// The one record its flows without their own share ([`Flows::open_shared`]).
     pub shared_flow: Option<FlowId>,
+    /// Packets delivered that were sent after the warm-up (with `sent_pkts_measured` and
+    /// the packets still in the network, this gives the packets lost after the warm-up).
+    pub rx_fresh_pkts: u64,
+}
+
+/// Per-flow delay and loss counters, kept for the first [`FLOW_DETAIL_LIMIT`] flow records
+/// of a run (all counted after the warm-up).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowDetail {
+    /// False for a group's shared record (its packets are several flows').
+    pub own: bool,
+    /// Packets sent after the warm-up.
+    pub sent_pkts: u64,
+    /// Packets sent after the warm-up and delivered.
+    pub rx_pkts: u64,
+    /// Packets delivered after the warm-up (whenever sent), whose delays are summed.
+    pub delayed_pkts: u64,
+    /// Sum of their one-way delays, picoseconds.
+    pub delay_sum: u128,
+    /// The one-way delay of the last packet delivered, picoseconds.
+    pub last_delay: Option<Time>,
+    /// Sum of |delay - previous delay| over consecutive deliveries, picoseconds.
+    pub jitter_sum: u128,
+    /// Number of such differences.
+    pub jitter_n: u64,
+}
+
+/// How many flow records (the first opened) keep a [`FlowDetail`].
+pub const FLOW_DETAIL_LIMIT: usize = 1024;
+
+impl FlowDetail {
+    /// Counts a delivery after the warm-up of a packet delayed `delay` (sent after the
+    /// warm-up if `fresh`).
+    #[inline]
+    fn note(&mut self, delay: Time, fresh: bool) {
+        self.rx_pkts += u64::from(fresh);
+        self.delayed_pkts += 1;
+        self.delay_sum += u128::from(delay);
+        if self.own {
+            if let Some(last) = self.last_delay {
+                self.jitter_sum += u128::from(delay.abs_diff(last));
+                self.jitter_n += 1;
+            }
+            self.last_delay = Some(delay);
+        }
+    }
 }
 
 /// The flow table and per-group statistics.
@@ -127,6 +178,11 @@ pub struct Flows {
     /// Packets taken out of the network undelivered, per flow; kept only while run
     /// invariants are checked ([`World::check_flows`]).
     ledger: Option<SharedLedger>,
+    /// Delay and loss detail of the first flow records (index: flow id).
+    pub detail: Vec<FlowDetail>,
+    /// How many records get a detail (0: none; [`World::new`] sets
+    /// [`FLOW_DETAIL_LIMIT`]).
+    pub detail_limit: usize,
 }
 
 impl Flows {
@@ -148,6 +204,12 @@ impl Flows {
             stop: crate::time::NEVER,
             ..Default::default()
         });
+        if self.recs.len() <= self.detail_limit {
+            self.detail.push(FlowDetail {
+                own: true,
+                ..Default::default()
+            });
+        }
         (self.recs.len() - 1) as FlowId
     }
     /// Opens a flow of `group` without a record of its own: it shares the group's one
@@ -161,6 +223,9 @@ impl Flows {
         }
         let f = self.open(group, now);
         self.groups[group as usize].shared_flow = Some(f);
+        if let Some(d) = self.detail.get_mut(f as usize) {
+            d.own = false;
+        }
         f
     }
     /// Marks a flow as stopped (a shared record stays open).
@@ -182,6 +247,9 @@ impl Flows {
         g.sent_bytes += pkt.size as u64;
         if now >= self.warmup {
             g.sent_pkts_measured += 1;
+            if let Some(d) = self.detail.get_mut(pkt.flow as usize) {
+                d.sent_pkts += 1;
+            }
         }
     }
     /// Counts a packet delivered to its destination agent.
@@ -194,9 +262,15 @@ impl Flows {
         g.rx_pkts += 1;
         g.rx_bytes += pkt.size as u64;
         if now >= self.warmup {
+            let delay = now - pkt.created;
+            let fresh = pkt.created >= self.warmup;
             g.rx_bytes_measured += pkt.size as u64;
             g.rx_pkts_measured += 1;
-            g.delay.record(now - pkt.created);
+            g.rx_fresh_pkts += u64::from(fresh);
+            g.delay.record(delay);
+            if let Some(d) = self.detail.get_mut(pkt.flow as usize) {
+                d.note(delay, fresh);
+            }
         }
     }
     /// Adds a group and returns its id.
@@ -517,6 +591,8 @@ pub struct World {
     /// With the trace hash on: the sum of the hashes of the deliveries that landed.
     landed: u64,
     link_tx_at_warmup: Vec<(u64, [u64; MARK_COUNTERS])>,
+    /// Per link at the end of the warm-up: bits sent (whole packets), arrivals and drops.
+    link_at_warmup: Vec<summary::LinkMark>,
     /// Per link: whether the summary reports it (empty: every link).
     link_in_summary: Vec<bool>,
 }
@@ -527,7 +603,10 @@ impl World {
         World {
             sched: Scheduler::default(),
             net: Network::new(),
-            flows: Flows::default(),
+            flows: Flows {
+                detail_limit: FLOW_DETAIL_LIMIT,
+                ..Flows::default()
+            },
             agents: Agents::default(),
             rec: Recorder::default(),
             mail: Mailbox::default(),
@@ -538,6 +617,7 @@ impl World {
             trace: None,
             landed: 0,
             link_tx_at_warmup: Vec::new(),
+            link_at_warmup: Vec::new(),
             link_in_summary: Vec::new(),
         }
     }
@@ -595,6 +675,12 @@ impl World {
         for a in self.agents.slots.iter_mut().flatten() {
             a.on_warmup(now);
         }
+        self.link_at_warmup = self
+            .net
+            .links
+            .iter()
+            .map(|l| summary::LinkMark::of(l, now))
+            .collect();
         self.link_tx_at_warmup = self
             .net
             .links
@@ -668,12 +754,13 @@ impl World {
     pub fn add_sampler(&mut self, name: &str, probe: Probe, interval: Time) -> usize {
         let unit = match probe {
             Probe::QueueLength { .. } => "packets",
-            _ => "bit/s",
+            _ => "b/s",
         };
         self.samplers.push(Sampler {
             probe,
             interval,
             last: 0,
+            last_bits: 0.0,
             series: Series {
                 name: name.to_string(),
                 unit,
@@ -710,7 +797,13 @@ impl World {
                 } else if let Some(cl) = class {
                     st.tx_bytes_by_class[(cl as usize).min(7)]
                 } else {
-                    st.tx_bytes
+                    // The whole link: bits on the wire in the interval, so that no bin
+                    // exceeds the rate (a packet is not counted whole in the bin where
+                    // its transmission starts).
+                    let bits = l.bits_sent_by(now);
+                    let d = bits - s.last_bits;
+                    s.last_bits = bits;
+                    return self.push_sample(id, now, d / secs);
                 };
                 let d = c - s.last;
                 s.last = c;
@@ -729,6 +822,11 @@ impl World {
                 d as f64 * 8.0 / secs
             }
         };
+        self.push_sample(id, now, v);
+    }
+
+    fn push_sample(&mut self, id: usize, now: Time, v: f64) {
+        let s = &mut self.samplers[id];
         if !s.series.try_push(to_secs(now), v) {
             return; // out of memory: the run stops at its next progress check
         }
@@ -1102,124 +1200,6 @@ impl World {
     /// Runs until no event is pending.
     pub fn run_to_empty(&mut self) {
         while self.step() {}
-    }
-
-    /// The summary of the run so far: flat keys (`link.NAME.x`, `group.NAME.x`,
-    /// `series.NAME.mean`, `agent.NAME.x`) mapped to numbers.
-    pub fn summary(&mut self) -> Map<String, Value> {
-        let now = self.sched.now();
-        self.net.settle_all(now, self.sched.key());
-        let measured = to_secs(now.saturating_sub(self.warmup)).max(1e-12);
-        let mut m = Map::new();
-        m.insert("sim_time_s".into(), json!(to_secs(now)));
-        m.insert("warmup_s".into(), json!(to_secs(self.warmup)));
-        m.insert("events".into(), json!(self.sched.processed()));
-        m.insert("unroutable_pkts".into(), json!(self.net.unroutable));
-        for (i, l) in self.net.links.iter().enumerate() {
-            if !self.link_in_summary.is_empty() && !self.link_in_summary[i] {
-                continue;
-            }
-            let base = self
-                .link_tx_at_warmup
-                .get(i)
-                .copied()
-                .unwrap_or((0, [0; MARK_COUNTERS]));
-            let p = format!("link.{}.", l.name);
-            let st = &l.stats;
-            let bytes = st.tx_bytes - base.0;
-            m.insert(p.clone() + "tx_pkts", json!(st.tx_pkts));
-            m.insert(
-                p.clone() + "throughput_bps",
-                json!(bytes as f64 * 8.0 / measured),
-            );
-            m.insert(
-                p.clone() + "utilization",
-                json!(bytes as f64 * 8.0 / measured / l.rate_bps as f64),
-            );
-            for (slot, name, _) in l.counted_marks() {
-                m.insert(
-                    format!("{p}{name}_throughput_bps"),
-                    json!((st.tx_bytes_marked[slot] - base.1[slot]) as f64 * 8.0 / measured),
-                );
-            }
-            m.insert(p.clone() + "drops", json!(st.drops.pkts));
-            m.insert(
-                p.clone() + "drops_overflow",
-                json!(st.drops.overflow_total()),
-            );
-            m.insert(p.clone() + "drops_early", json!(st.drops.early_total()));
-            m.insert(p.clone() + "drops_policed", json!(st.drops.policed));
-            m.insert(p.clone() + "queue_mean_pkts", json!(st.queue_avg.mean(now)));
-            m.insert(p.clone() + "queue_max_pkts", json!(st.queue_max));
-            let mut extra = Vec::new();
-            l.qdisc.report(&mut extra);
-            for h in &l.hooks {
-                h.report(&mut extra);
-            }
-            for (k, v) in extra {
-                m.insert(p.clone() + &k, json!(v));
-            }
-        }
-        for g in &self.flows.groups {
-            let p = format!("group.{}.", g.name);
-            m.insert(p.clone() + "sent_pkts", json!(g.sent_pkts));
-            m.insert(p.clone() + "rx_pkts", json!(g.rx_pkts));
-            m.insert(
-                p.clone() + "throughput_bps",
-                json!(g.rx_bytes_measured as f64 * 8.0 / measured),
-            );
-            if g.delay.count() > 0 {
-                m.insert(p.clone() + "delay_mean_s", json!(g.delay.mean() / 1e12));
-                for (q, k) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
-                    m.insert(
-                        format!("{p}delay_{k}_s"),
-                        json!(g.delay.quantile(q) as f64 / 1e12),
-                    );
-                }
-                m.insert(
-                    p.clone() + "delay_max_s",
-                    json!(g.delay.max() as f64 / 1e12),
-                );
-            }
-        }
-        let warm = to_secs(self.warmup);
-        for s in self
-            .samplers
-            .iter()
-            .map(|s| &s.series)
-            .chain(self.rec.series.iter())
-        {
-            let vals: Vec<f64> =
-                s.t.iter()
-                    .zip(&s.v)
-                    .filter(|(t, _)| **t > warm)
-                    .map(|(_, v)| *v)
-                    .collect();
-            if vals.is_empty() {
-                continue;
-            }
-            let e = batch_means(&vals, 10);
-            let p = format!("series.{}.", s.name);
-            m.insert(p.clone() + "mean", json!(e.mean));
-            m.insert(p.clone() + "ci_half_width", json!(e.half_width));
-            m.insert(p.clone() + "samples", json!(vals.len()));
-        }
-        for (i, slot) in self.agents.slots.iter().enumerate() {
-            if let Some(a) = slot {
-                let mut out = Vec::new();
-                a.report(now, &mut out);
-                let name = self.agents.name(i as AgentId);
-                let name = if name.is_empty() {
-                    format!("#{i}")
-                } else {
-                    name.to_string()
-                };
-                for (k, v) in out {
-                    m.insert(format!("agent.{name}.{k}"), v);
-                }
-            }
-        }
-        m
     }
 
     /// All series written so far (samplers first, then agent-written ones).

@@ -35,8 +35,9 @@ fn valid_scenario_runs_and_measures() {
     // 10 flows x 64 kb/s cross the bottleneck.
     let thr = out.summary["link.r0-r1.throughput_bps"].as_f64().unwrap();
     assert!((thr - 640_000.0).abs() / 640_000.0 < 0.01, "{thr}");
-    assert_eq!(out.series.len(), 1);
-    assert_eq!(out.series[0].name, "r0-r1.throughput");
+    // The metric's series, then the traffic entry's delay distribution.
+    let names: Vec<&str> = out.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["r0-r1.throughput", "group.v.delay_cdf"]);
 }
 
 #[test]
@@ -197,8 +198,17 @@ fn flows_without_their_own_records_count_the_same_in_their_group() {
     assert!(with.traffic[0].per_flow && !without.traffic[0].per_flow);
     let a = scenario::run(&with, Some(5), &mut |_| true).unwrap();
     let b = scenario::run(&without, Some(5), &mut |_| true).unwrap();
-    // Every figure of the run is the same: nobody measured the flows one by one.
-    assert_eq!(a.summary, b.summary);
+    // Every figure of the run is the same but those only records of their own give: the
+    // flows one by one (flow.*) and the jitter between consecutive packets of a flow.
+    let shared = |m: &serde_json::Map<String, serde_json::Value>| {
+        m.iter()
+            .filter(|(k, _)| !k.starts_with("flow.") && !k.ends_with(".jitter_mean_s"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert!(a.summary.contains_key("flow.v.9.jitter_mean_s"));
+    assert!(!b.summary.keys().any(|k| k.starts_with("flow.")));
+    assert_eq!(shared(&a.summary), shared(&b.summary));
     let wa = qossim::build(&with, 5).unwrap();
     let wb = qossim::build(&without, 5).unwrap();
     assert_eq!(wa.flows.recs.len(), 10);
@@ -276,6 +286,7 @@ holding = "exp:30s"
     let groups = |m: &serde_json::Map<String, serde_json::Value>| {
         m.iter()
             .filter(|(k, _)| k.starts_with("group.") || k.starts_with("link."))
+            .filter(|(k, _)| !k.ends_with(".jitter_mean_s")) // needs records of their own
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect::<Vec<_>>()
     };

@@ -142,6 +142,54 @@ impl InOutCounts {
     }
 }
 
+use crate::metrics::declared::{stat, Stat, Window::*};
+
+/// The meters' and markers' statistics (`link.{link}.` keys of the hooks on a port).
+pub const STATS: &[Stat] = &[
+    stat(
+        "link.{link}.{tb|tsw}_{in|out}_pkts",
+        "packets",
+        Run,
+        "token-bucket or TSW marker: packets left IN or marked OUT",
+    ),
+    stat(
+        "link.{link}.{tb|tsw}_{in|out}_bytes",
+        "B",
+        Run,
+        "token-bucket or TSW marker: bytes left IN or marked OUT",
+    ),
+    stat(
+        "link.{link}.tsw_avg_rate_bps",
+        "b/s",
+        End,
+        "TSW marker: its rate estimate at the end",
+    ),
+    stat(
+        "link.{link}.policer_in_pkts",
+        "packets",
+        Run,
+        "policer: IN packets seen",
+    ),
+    stat(
+        "link.{link}.policer_demoted_pkts",
+        "packets",
+        Run,
+        "policer: IN packets demoted to OUT",
+    ),
+    stat(
+        "link.{link}.policer_demoted_fraction",
+        "fraction",
+        Run,
+        "policer: demoted over IN packets seen",
+    ),
+    stat(
+        "link.{link}.profile.{traffic}.{in_pkts|out_pkts}",
+        "packets",
+        AfterWarmup,
+        "a host profile: packets of the entry left IN or marked OUT",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

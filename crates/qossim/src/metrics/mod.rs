@@ -1,6 +1,7 @@
 //! Measurement inside a run: time averages, histograms, sampled time series and the
 //! run summary. Everything is written as columns, never printed.
 
+pub mod declared;
 pub mod stats;
 
 pub use stats::{batch_means, t975, t_interval, Estimate, Welford};
@@ -148,6 +149,26 @@ impl Histogram {
     pub fn max(&self) -> u64 {
         self.max
     }
+    /// The distribution as (value, fraction of values at most it) at the upper edge of
+    /// every non-empty bucket, the last point at the largest value (fraction 1).
+    pub fn cdf(&self) -> Vec<(u64, f64)> {
+        let mut out = Vec::new();
+        let mut acc = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            acc += c;
+            let upper = if acc == self.total {
+                self.max
+            } else {
+                Self::lower(i + 1) - 1
+            };
+            out.push((upper, acc as f64 / self.total as f64));
+        }
+        out
+    }
+
     /// The `q`-quantile (0..=1), as the lower edge of its bucket.
     pub fn quantile(&self, q: f64) -> u64 {
         if self.total == 0 {
@@ -254,6 +275,8 @@ pub struct Sampler {
     pub interval: Time,
     /// Counter value at the previous sample (for rates).
     pub last: u64,
+    /// Bits on the wire at the previous sample (a link's whole throughput).
+    pub last_bits: f64,
     /// The series written.
     pub series: Series,
 }

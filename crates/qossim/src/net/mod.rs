@@ -13,7 +13,7 @@ pub use crate::packet::{
 use crate::engine::{Event, Scheduler, Target};
 use crate::metrics::TimeAverage;
 use crate::queue::{Dequeue, DropCause, DropLog, Limit, QueueDisc};
-use crate::time::{tx_time, Time};
+use crate::time::{tx_time, Time, PS_PER_S};
 use crate::trace::{SharedTracer, TraceDrops, TraceEvent};
 use std::collections::VecDeque;
 
@@ -238,6 +238,25 @@ impl Link {
     /// True when this port takes the FIFO fast path (see [`Network::disable_fast_paths`]).
     pub fn uses_fast_path(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// Bits put on the wire by `now`: the bytes of every packet whose transmission started
+    /// (`tx_bytes`) less the part of the one under way that is not sent yet. Call after
+    /// [`Link::settle`] at `now`. A rate measured over an interval from it never exceeds
+    /// the link's rate, unlike one counted by transmission starts (a packet starting at
+    /// the end of an interval would count whole in it).
+    pub fn bits_sent_by(&self, now: Time) -> f64 {
+        // The end of the transmission under way: packets still in the ledger have not
+        // started. A waiting packet starts when the one before it ends; a handed-off one
+        // records when the port was free before it was entered.
+        let arrived = self.ledger.len() - self.unarrived;
+        let end = match self.ledger.front() {
+            Some(d) if arrived > 0 => d.start.min(self.busy_until),
+            Some(d) => d.before,
+            None => self.busy_until,
+        };
+        let left = end.saturating_sub(now) as f64 * self.rate_bps as f64 / PS_PER_S as f64;
+        self.stats.tx_bytes as f64 * 8.0 - left
     }
 
     /// True while a packet is being transmitted (as of the last event at this port).

@@ -723,6 +723,16 @@ impl QueueDisc for Red {
 
     fn report(&self, out: &mut Vec<(String, f64)>) {
         out.push(("red_avg_queue_pkts".into(), self.avg.avg));
+        // Plain RED treats IN and OUT alike: its drops under its own names, by cause.
+        let [a, b] = &self.counters;
+        out.push(("red_arrivals".into(), (a.arrivals + b.arrivals) as f64));
+        out.push(("red_early_drops".into(), (a.early() + b.early()) as f64));
+        let random = a.early_random + b.early_random;
+        out.push(("red_random_drops".into(), random as f64));
+        let forced = a.early_forced + b.early_forced;
+        out.push(("red_forced_drops".into(), forced as f64));
+        let overflow = a.overflow + b.overflow;
+        out.push(("red_overflow_drops".into(), overflow as f64));
         report_counters("red_", &self.counters, out);
         if self.p.ecn {
             let marks = self.counters[0].ecn_marks + self.counters[1].ecn_marks;

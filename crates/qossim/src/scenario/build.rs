@@ -207,7 +207,11 @@ fn build_world(
                         ecn: tcp.ecn,
                         ..TcpConfig::default()
                     };
-                    let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow);
+                    let traced = sc
+                        .metrics
+                        .iter()
+                        .any(|m| m.kind == MetricKind::TcpWindow { traffic: ti });
+                    let mut s = TcpRenoSender::new(cfg, tm).with_flow(flow).trace(traced);
                     if let Some(p) = &t.profile {
                         let mut m = p.make(w.rng(&format!("{name}.profile")), start);
                         s = s.with_marker(Box::new(move |pkt, now| {
@@ -304,6 +308,7 @@ fn build_world(
             MetricKind::GroupThroughput { traffic } => Probe::GroupThroughput {
                 group: traffic as u32,
             },
+            MetricKind::TcpWindow { .. } => continue, // recorded by the connections
             MetricKind::QueueAverage { link, in_only } => {
                 let id = w.rec.id(&m.name, "packets");
                 let every = m.interval;
@@ -535,7 +540,8 @@ pub fn run_with(
     for r in runs.iter_mut() {
         r.finish(sc, &mut w, &mut summary);
     }
-    let series = w.series().into_iter().cloned().collect();
+    let mut series: Vec<_> = w.series().into_iter().cloned().collect();
+    series.extend(w.delay_cdf_series());
     let traces = match &tracer {
         Some(t) => t.borrow_mut().finish()?,
         None => Vec::new(),

@@ -9,6 +9,7 @@
 pub mod budget;
 mod build;
 mod declared;
+pub mod expand;
 mod family;
 mod meters;
 mod topo_index;
@@ -202,6 +203,13 @@ pub enum MetricKind {
         /// Traffic entry index.
         traffic: usize,
     },
+    /// The congestion window, slow-start threshold (segments, at every change) and RTT
+    /// samples (seconds) of every connection of a TCP entry: series `tcp.NAME.k.cwnd`,
+    /// `.ssthresh` and `.rtt` (the metric's name and interval are not used).
+    TcpWindow {
+        /// Traffic entry index (a TCP entry).
+        traffic: usize,
+    },
     /// The average queue of a RED or RIO port (packets): of the whole queue, or (RIO) of
     /// the IN packets only.
     QueueAverage {
@@ -248,12 +256,21 @@ pub fn apply_overrides_resolved(
     text: &str,
     overrides: &[(String, String)],
 ) -> Result<(String, Vec<String>), String> {
-    if overrides.is_empty() {
+    let counted = text.contains("count");
+    if overrides.is_empty() && !counted {
         return Ok((text.to_string(), Vec::new()));
     }
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut doc: DocumentMut = match text.parse() {
+        Ok(d) => d,
+        // Invalid TOML: the reader reports it with its line.
+        Err(_) if overrides.is_empty() => return Ok((text.to_string(), Vec::new())),
+        Err(e) => return Err(toml_edit::TomlError::to_string(&e)),
+    };
+    // Entries with a `count` become their copies first, so overrides can name them.
+    let expanded = counted && expand::expand_counts(&mut doc)?;
+    if overrides.is_empty() && !expanded {
+        return Ok((text.to_string(), Vec::new()));
+    }
     let mut paths = Vec::with_capacity(overrides.len());
     for (path, raw) in overrides {
         let value: toml_edit::Value = raw
@@ -423,11 +440,21 @@ pub fn parse(
     let (merged, resolved) = match apply_overrides_resolved(text, overrides) {
         Ok(t) => t,
         Err(e) => {
-            let (path, reason) = e
+            let path = e
                 .strip_prefix("--set ")
                 .and_then(|r| r.split_once(": "))
-                .map(|(p, r)| (p.to_string(), r.to_string()))
-                .unwrap_or_else(|| (String::new(), e.clone()));
+                .map(|(p, r)| (p.to_string(), r.to_string()));
+            // A `count` that cannot be expanded names its entry in the file.
+            let in_file = e
+                .starts_with("traffic.")
+                .then(|| e.split_once(": "))
+                .flatten()
+                .map(|(p, r)| (p.to_string(), r.to_string()));
+            let (file, path, reason) = match (path, in_file) {
+                (Some((p, r)), _) => ("--set".to_string(), p, r),
+                (None, Some((p, r))) => (file.to_string(), p, r),
+                (None, None) => (file.to_string(), String::new(), e.clone()),
+            };
             return Err(vec![Diagnostic {
                 file: if path.is_empty() {
                     file.to_string()
@@ -1419,6 +1446,24 @@ fn read_metric(
                 }
             }
         }
+        Some("tcp_window") => {
+            let g = m.req_str(cx, "traffic")?;
+            match traffic.iter().position(|t| t.name == g) {
+                Some(i) if matches!(traffic[i].model, TrafficModel::Tcp(_)) => {
+                    Some(MetricKind::TcpWindow { traffic: i })
+                }
+                Some(_) => {
+                    m.error(cx, "traffic", format!("traffic entry {g:?} is not TCP"));
+                    None
+                }
+                None => {
+                    if !cx.has_error_under("traffic") {
+                        m.error(cx, "traffic", format!("unknown traffic entry {g:?}"));
+                    }
+                    None
+                }
+            }
+        }
         Some("queue_average") => {
             let l = link(cx);
             let which = if m.has("which") {
@@ -1474,7 +1519,7 @@ fn read_metric(
             }
         }
         Some(other) => {
-            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average or group_throughput"));
+            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average, group_throughput or tcp_window"));
             None
         }
         None => None,
@@ -1501,6 +1546,7 @@ fn read_metric(
             MetricKind::GroupThroughput { traffic: t } => {
                 format!("{}.throughput", traffic[*t].name)
             }
+            MetricKind::TcpWindow { traffic: t } => format!("tcp.{}", traffic[*t].name),
             MetricKind::QueueAverage { link, in_only } => format!(
                 "{}.{}",
                 topo.links[*link].name,

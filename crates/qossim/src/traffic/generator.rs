@@ -629,3 +629,41 @@ impl Agent for FlowGenerator {
         self
     }
 }
+
+use crate::metrics::declared::{stat, Stat, Window::*};
+
+/// A flow generator's statistics (an entry with `[traffic.calls]` is the agent
+/// `traffic.NAME`).
+pub const STATS: &[Stat] = &[
+    stat(
+        "agent.{generator}.{offered_calls|blocked_calls}",
+        "calls",
+        AfterWarmup,
+        "calls offered and blocked",
+    ),
+    stat(
+        "agent.{generator}.admitted_calls_total",
+        "calls",
+        Run,
+        "calls admitted",
+    ),
+    stat(
+        "agent.{generator}.blocking",
+        "fraction",
+        AfterWarmup,
+        "blocked over offered calls",
+    ),
+    stat(
+        "agent.{generator}.active_mean",
+        "flows",
+        AfterWarmup,
+        "time-average of the active calls",
+    ),
+    stat(
+        "agent.{generator}.active_now",
+        "flows",
+        End,
+        "calls active at the end",
+    ),
+    stat("{generator}.active", "flows", Run, "series: active calls"),
+];

@@ -5,7 +5,7 @@
 //! [`FlowGenerator`] creates flows with Poisson or batch arrivals and exponential or fixed
 //! holding times; [`Sink`] counts what arrives.
 
-mod generator;
+pub mod generator;
 pub mod models;
 mod source;
 mod trace;

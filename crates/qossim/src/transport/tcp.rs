@@ -945,3 +945,70 @@ impl Agent for TcpReceiver {
         self
     }
 }
+
+use crate::metrics::declared::{stat, Stat, Window::*};
+
+/// TCP's statistics: connection `k` of entry `NAME` is the agent `tcp.NAME.k`, its
+/// receiver `tcp.NAME.k.rx`.
+pub const STATS: &[Stat] = &[
+    stat(
+        "agent.{tcp}.{segments_sent|retransmits|timeouts|fast_retransmits}",
+        "segments",
+        Run,
+        "sender: segments sent, retransmitted; timeouts; fast retransmits",
+    ),
+    stat(
+        "agent.{tcp}.{segments_measured|in_segments_measured}",
+        "segments",
+        AfterWarmup,
+        "sender: segments sent (IN-marked ones)",
+    ),
+    stat(
+        "agent.{tcp}.{cwnd|ssthresh}",
+        "segments",
+        End,
+        "sender: congestion window and slow-start threshold",
+    ),
+    stat(
+        "agent.{tcp}.{srtt_s|rto_s}",
+        "s",
+        End,
+        "sender: smoothed RTT and retransmission timeout",
+    ),
+    stat(
+        "agent.{tcp}.rx.delivered_bytes",
+        "B",
+        Run,
+        "receiver: payload delivered in order",
+    ),
+    stat(
+        "agent.{tcp}.rx.delivered_segments",
+        "segments",
+        Run,
+        "receiver: segments delivered in order",
+    ),
+    stat(
+        "agent.{tcp}.rx.duplicates",
+        "segments",
+        Run,
+        "receiver: duplicate segments discarded",
+    ),
+    stat(
+        "agent.{tcp}.rx.goodput_bps",
+        "b/s",
+        AfterWarmup,
+        "receiver: in-order payload delivered per second",
+    ),
+    stat(
+        "{tcp}.{cwnd|ssthresh}",
+        "segments",
+        Run,
+        "series: the window at every change (connections traced)",
+    ),
+    stat(
+        "{tcp}.rtt",
+        "s",
+        Run,
+        "series: every RTT sample (connections traced)",
+    ),
+];

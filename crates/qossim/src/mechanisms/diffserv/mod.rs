@@ -264,3 +264,65 @@ fn diffserv_summary(
         }
     }
 }
+
+use crate::metrics::declared::{stat, Stat, Window::*};
+
+/// The DiffServ family's statistics (on scenarios with a RED or RIO queue or a profile).
+/// Drops of RED and RIO ports split by the packet's colour: `in_early` (random or forced
+/// early drops of IN packets), `in_overflow`, and `out` (every drop of an OUT packet).
+pub const STATS: &[Stat] = &[
+    stat(
+        "group.{traffic}.sent_pkts_measured",
+        "packets",
+        AfterWarmup,
+        "packets sent (the same as sent_pkts_after_warmup)",
+    ),
+    stat(
+        "group.{traffic}.{drops_in_early|drops_in_overflow|drops_out}",
+        "packets",
+        AfterWarmup,
+        "drops of the entry's packets at RED/RIO ports, by colour and cause",
+    ),
+    stat(
+        "group.{traffic}.demoted_pkts",
+        "packets",
+        AfterWarmup,
+        "IN packets a policer demoted to OUT",
+    ),
+    stat(
+        "group.{traffic}.in_sent_pkts",
+        "packets",
+        AfterWarmup,
+        "packets sent IN (marked by the entry's profile)",
+    ),
+    stat(
+        "group.{traffic}.in_demoted_pct",
+        "%",
+        AfterWarmup,
+        "demoted over IN packets sent",
+    ),
+    stat(
+        "link.{link}.group.{traffic}.{in_early|in_overflow|out}",
+        "packets",
+        AfterWarmup,
+        "the entry's drops at this RED/RIO port, by colour and cause",
+    ),
+    stat(
+        "link.{link}.group.{traffic}.{policed_in|demoted}",
+        "packets",
+        AfterWarmup,
+        "the entry's IN packets a policer saw and demoted",
+    ),
+    stat(
+        "agent.tcp.{traffic}.{k}.{drops_in_early|drops_in_overflow|drops_out|demoted_pkts}",
+        "packets",
+        AfterWarmup,
+        "one connection's drops by colour and cause; its demoted packets",
+    ),
+    stat(
+        "agent.tcp.{traffic}.{k}.in_demoted_pct",
+        "%",
+        AfterWarmup,
+        "one connection's demoted over IN packets sent",
+    ),
+];

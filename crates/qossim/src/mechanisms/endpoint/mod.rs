@@ -30,3 +30,81 @@ pub use probe::{
 };
 pub use scenario::{EndpointFamily, EndpointSpec, MbacEntry, ProbeEntry, VqEntry, ENDPOINT};
 pub use vq::VirtualQueue;
+
+use crate::metrics::declared::{stat, Stat, Window::*};
+
+/// The endpoint admission family's statistics (`endpoint.*`, after the warm-up).
+pub const STATS: &[Stat] = &[
+    stat(
+        "endpoint.{traffic}.{offered_calls|blocked_calls}",
+        "calls",
+        AfterWarmup,
+        "calls offered and blocked",
+    ),
+    stat(
+        "endpoint.{traffic}.blocking",
+        "fraction",
+        AfterWarmup,
+        "blocked over offered calls",
+    ),
+    stat(
+        "endpoint.{traffic}.{probe_admitted|probe_rejected}",
+        "calls",
+        AfterWarmup,
+        "calls admitted or rejected by their probe",
+    ),
+    stat(
+        "endpoint.{traffic}.{probes_sent|probes_received|probes_marked}",
+        "packets",
+        AfterWarmup,
+        "probe packets sent, received, marked",
+    ),
+    stat(
+        "endpoint.{traffic}.{data_sent|data_lost}",
+        "packets",
+        AfterWarmup,
+        "data packets of admitted calls sent and lost",
+    ),
+    stat(
+        "endpoint.{traffic}.data_loss",
+        "fraction",
+        AfterWarmup,
+        "data packets lost over sent",
+    ),
+    stat(
+        "endpoint.{traffic}.data_bps",
+        "b/s",
+        AfterWarmup,
+        "data rate delivered",
+    ),
+    stat(
+        "endpoint.{data_sent|data_lost}",
+        "packets",
+        AfterWarmup,
+        "data packets of all entries sent and lost",
+    ),
+    stat(
+        "endpoint.data_loss",
+        "fraction",
+        AfterWarmup,
+        "data packets lost over sent, all entries",
+    ),
+    stat(
+        "endpoint.data_bps",
+        "b/s",
+        AfterWarmup,
+        "data rate delivered, all entries",
+    ),
+    stat(
+        "endpoint.mbac.{name}.{x}",
+        "as the estimator's key",
+        AfterWarmup,
+        "a measurement-based admission estimator's own figures",
+    ),
+    stat(
+        "link.{link}.{vq_seen|vq_marked}",
+        "packets",
+        Run,
+        "in-band marking's virtual queue: packets seen and marked",
+    ),
+];

@@ -64,7 +64,7 @@ mod tests {
             name: "x".into(),
             t: vec![0.05, 0.10, 0.15, 0.20, 0.25],
             v: vec![0.0, 9.0, 11.0, 12.0, 8.0],
-            unit: "bit/s",
+            unit: "b/s",
         };
         let a = admission_accuracy(&s, 0.05, 10.0);
         assert_eq!(a.samples, 4);

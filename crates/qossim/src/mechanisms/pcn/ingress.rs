@@ -599,9 +599,9 @@ impl CallAdmission for PcnIngress {
                     .id(&format!("pcn.{}.terminated", self.name), "flows"),
             );
             self.round_series = Some((
-                ctx.rec.id(&format!("pcn.{}.round_sar", self.name), "bit/s"),
+                ctx.rec.id(&format!("pcn.{}.round_sar", self.name), "b/s"),
                 ctx.rec
-                    .id(&format!("pcn.{}.round_sending", self.name), "bit/s"),
+                    .id(&format!("pcn.{}.round_sending", self.name), "b/s"),
             ));
         }
     }

@@ -78,7 +78,7 @@ impl RprMonitor {
                     continue;
                 }
                 if self.ids[wi].len() <= k {
-                    let id = ctx.rec.id(&format!("rpr.flow.{}.{k}.bps", w.name), "bit/s");
+                    let id = ctx.rec.id(&format!("rpr.flow.{}.{k}.bps", w.name), "b/s");
                     self.ids[wi].push(id);
                 }
                 let d = r.rx_bytes - self.last_rx[f];

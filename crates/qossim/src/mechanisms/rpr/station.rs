@@ -677,11 +677,11 @@ impl RprStation {
                 let names: [(&str, &'static str); 10] = [
                     ("stq_bytes", "bytes"),
                     ("congested", "0/1"),
-                    ("lp_add_bps", "bit/s"),
-                    ("lp_fw_bps", "bit/s"),
-                    ("advertised_bps", "bit/s"),
-                    ("received_bps", "bit/s"),
-                    ("allowed_bps", "bit/s"),
+                    ("lp_add_bps", "b/s"),
+                    ("lp_fw_bps", "b/s"),
+                    ("advertised_bps", "b/s"),
+                    ("received_bps", "b/s"),
+                    ("allowed_bps", "b/s"),
                     ("limit_head", "station"),
                     ("add_bytes", "bytes"),
                     ("transit_bytes", "bytes"),
@@ -751,10 +751,10 @@ impl RprStation {
                 let ids = [
                     ctx.rec.id(&(p.clone() + "stq_bytes"), "bytes"),
                     ctx.rec.id(&(p.clone() + "client_pkts"), "packets"),
-                    ctx.rec.id(&(p.clone() + "fair_rate_bps"), "bit/s"),
-                    ctx.rec.id(&(p.clone() + "allowed_bps"), "bit/s"),
-                    ctx.rec.id(&(p.clone() + "add_bps"), "bit/s"),
-                    ctx.rec.id(&(p + "allowed_max_bps"), "bit/s"),
+                    ctx.rec.id(&(p.clone() + "fair_rate_bps"), "b/s"),
+                    ctx.rec.id(&(p.clone() + "allowed_bps"), "b/s"),
+                    ctx.rec.id(&(p.clone() + "add_bps"), "b/s"),
+                    ctx.rec.id(&(p + "allowed_max_bps"), "b/s"),
                 ];
                 self.series = Some(ids);
                 ids

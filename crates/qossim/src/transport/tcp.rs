@@ -958,6 +958,12 @@ pub const STATS: &[Stat] = &[
         "sender: segments sent, retransmitted; timeouts; fast retransmits",
     ),
     stat(
+        "agent.{tcp}.ecn_reductions",
+        "times",
+        Run,
+        "sender with ecn = true: window reductions on ECN echoes",
+    ),
+    stat(
         "agent.{tcp}.{segments_measured|in_segments_measured}",
         "segments",
         AfterWarmup,

@@ -225,6 +225,22 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
             .map(|l| l.rate as f64)
             .sum::<f64>()
             / sharing.get(t.from).copied().unwrap_or(1).max(1) as f64;
+        // A degenerate on period makes a source's clock spin, with or without calls.
+        if let TrafficModel::Source(m) = &t.model {
+            if let Some((on, spacing)) = degenerate_on(m) {
+                out.push(Cost {
+                    path: format!("{entry}.on"),
+                    bytes: 0.0,
+                    events: f64::INFINITY,
+                    what: format!(
+                        "an on period of mean {on:e} s against a packet spacing of \
+                         {spacing:e} s: the source would draw about {:.1e} on and off \
+                         periods for each packet it sends",
+                        spacing / on.max(1e-300)
+                    ),
+                });
+            }
+        }
         match (&t.model, &t.calls) {
             (TrafficModel::Tcp(tcp), _) => {
                 let pkts = (t.flows as f64 * tcp.wnd as f64)
@@ -238,19 +254,6 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
                 });
             }
             (TrafficModel::Source(m), None) => {
-                if let Some((on, spacing)) = degenerate_on(m) {
-                    out.push(Cost {
-                        path: format!("{entry}.on"),
-                        bytes: 0.0,
-                        events: f64::INFINITY,
-                        what: format!(
-                            "an on period of mean {on:e} s against a packet spacing of \
-                             {spacing:e} s: the source would draw about {:.1e} on and off \
-                             periods for each packet it sends",
-                            spacing / on.max(1e-300)
-                        ),
-                    });
-                }
                 let f = t.flows as f64;
                 let pkts = f * pps(m) * active;
                 let cap = out_rate * active / 8.0 / min_size(m).max(1) as f64;

@@ -371,8 +371,12 @@ fn next_tick_when_on(
 ) -> Time {
     let spacing = spacing.max(1);
     while tick >= *on_until {
-        let on_start = *on_until + secs(off.draw(rng));
-        *on_until = on_start + secs(on.draw(rng)).max(1);
+        // Saturating: a heavy-tailed draw may reach the end of time, never past it.
+        let on_start = on_until.saturating_add(secs(off.draw(rng)));
+        *on_until = on_start.saturating_add(secs(on.draw(rng)).max(1));
+        if *on_until == Time::MAX {
+            return Time::MAX;
+        }
         if tick < on_start {
             tick += (on_start - tick).div_ceil(spacing) * spacing;
         }

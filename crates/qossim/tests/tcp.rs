@@ -569,34 +569,51 @@ fn newreno_recovers_several_losses_of_one_window_without_a_timeout() {
 /// out). Four seeds at p = 0.01.
 #[test]
 fn newreno_random_loss_throughput_matches_mathis() {
-    let path = Path {
+    assert_in_mathis_band(Congestion::NewReno, 0.01);
+}
+
+/// The path of the random-loss tests: 100 Mb/s everywhere, an RTT of about 100 ms.
+fn random_loss_path() -> Path {
+    Path {
         access_bps: 100_000_000,
         access_delay: PS_PER_MS,
         bottleneck_bps: 100_000_000,
         bottleneck_delay: 49 * PS_PER_MS,
         buffer: 10_000,
-    };
-    let rtt = to_secs(path.base_rtt(1000, 40));
-    let (warm, end) = (20 * PS_PER_S, 220 * PS_PER_S);
-    let p = 0.01;
-    let mathis = (1.5f64 / p).sqrt() / rtt;
-    let mut rates = Vec::new();
-    for seed in 0..8 {
-        let cfg = TcpConfig {
-            congestion: Congestion::NewReno,
-            ..TcpConfig::default()
-        };
-        let mut s = setup(seed, &path, cfg, TcpReceiverConfig::default());
-        let rng = s.w.rng("loss");
-        s.w.net.add_hook(s.bottleneck, Box::new(Lossy { p, rng }));
-        s.w.run_until(warm);
-        let a = delivered(&mut s);
-        s.w.run_until(end);
-        rates.push((delivered(&mut s) - a) as f64 / to_secs(end - warm));
     }
-    let e = t_interval(&rates);
+}
+
+/// Delivered segments per second over [20 s, 220 s] for eight seeds, each segment lost
+/// independently with probability `p` at the bottleneck.
+fn random_loss_rates(congestion: Congestion, p: f64) -> Vec<f64> {
+    let path = random_loss_path();
+    let (warm, end) = (20 * PS_PER_S, 220 * PS_PER_S);
+    (0..8)
+        .map(|seed| {
+            let cfg = TcpConfig {
+                congestion,
+                ..TcpConfig::default()
+            };
+            let mut s = setup(seed, &path, cfg, TcpReceiverConfig::default());
+            let rng = s.w.rng("loss");
+            s.w.net.add_hook(s.bottleneck, Box::new(Lossy { p, rng }));
+            s.w.run_until(warm);
+            let a = delivered(&mut s);
+            s.w.run_until(end);
+            (delivered(&mut s) - a) as f64 / to_secs(end - warm)
+        })
+        .collect()
+}
+
+/// The confidence interval of [`random_loss_rates`] meets Mathis's band
+/// `[0.7 B, 1.07 B]` (derived at `random_loss_throughput_matches_mathis`).
+fn assert_in_mathis_band(congestion: Congestion, p: f64) {
+    let rtt = to_secs(random_loss_path().base_rtt(1000, 40));
+    let mathis = (1.5f64 / p).sqrt() / rtt;
+    let e = t_interval(&random_loss_rates(congestion, p));
     eprintln!(
-        "NewReno p = {p}: {:.1} +- {:.1} segments/s, Mathis {mathis:.1}, ratio {:.3}",
+        "{} p = {p}: {:.1} +- {:.1} segments/s, Mathis {mathis:.1}, ratio {:.3}",
+        congestion.name(),
         e.mean,
         e.half_width,
         e.mean / mathis
@@ -604,7 +621,8 @@ fn newreno_random_loss_throughput_matches_mathis() {
     assert!(
         e.mean + e.half_width >= 0.7 * mathis
             && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
-        "{} +- {} vs Mathis {mathis}",
+        "{}: {} +- {} vs Mathis {mathis}",
+        congestion.name(),
         e.mean,
         e.half_width
     );
@@ -699,49 +717,13 @@ fn cubic_window_follows_its_curve_between_losses() {
 /// periodic one). Eight seeds.
 #[test]
 fn cubic_at_small_windows_has_renos_response_function() {
-    let path = Path {
-        access_bps: 100_000_000,
-        access_delay: PS_PER_MS,
-        bottleneck_bps: 100_000_000,
-        bottleneck_delay: 49 * PS_PER_MS,
-        buffer: 10_000,
-    };
-    let rtt = to_secs(path.base_rtt(1000, 40));
-    let (warm, end) = (20 * PS_PER_S, 220 * PS_PER_S);
     let p = 0.01;
-    let mathis = (1.5f64 / p).sqrt() / rtt;
+    let rtt = to_secs(random_loss_path().base_rtt(1000, 40));
     let cp = CubicParams::default();
     let cubic =
         (cp.c * (3.0 + cp.beta) / (4.0 * (1.0 - cp.beta))).powf(0.25) * (rtt / p).powf(0.75);
-    assert!(cubic / rtt < 0.5 * mathis);
-    let mut rates = Vec::new();
-    for seed in 0..8 {
-        let cfg = TcpConfig {
-            congestion: Congestion::Cubic(cp),
-            ..TcpConfig::default()
-        };
-        let mut s = setup(seed, &path, cfg, TcpReceiverConfig::default());
-        let rng = s.w.rng("loss");
-        s.w.net.add_hook(s.bottleneck, Box::new(Lossy { p, rng }));
-        s.w.run_until(warm);
-        let a = delivered(&mut s);
-        s.w.run_until(end);
-        rates.push((delivered(&mut s) - a) as f64 / to_secs(end - warm));
-    }
-    let e = t_interval(&rates);
-    eprintln!(
-        "CUBIC p = {p}: {:.1} +- {:.1} segments/s, Mathis {mathis:.1}, ratio {:.3}",
-        e.mean,
-        e.half_width,
-        e.mean / mathis
-    );
-    assert!(
-        e.mean + e.half_width >= 0.7 * mathis
-            && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
-        "{} +- {} vs Mathis {mathis}",
-        e.mean,
-        e.half_width
-    );
+    assert!(cubic / rtt < 0.5 * (1.5f64 / p).sqrt() / rtt);
+    assert_in_mathis_band(Congestion::Cubic(cp), p);
 }
 
 /// Marks every ECN-capable data segment CE and logs (time, marks) of data segments.

@@ -1,0 +1,882 @@
+//! The `[pcn]` section and the PCN topologies, read into a [`PcnSpec`].
+
+use super::*;
+
+/// Aggregates above which `per_iea` defaults to false (the summary then holds totals
+/// only, not hundreds of per-aggregate keys).
+pub const PER_IEA_DEFAULT_LIMIT: usize = 50;
+
+// ---------------------------------------------------------------------------------------
+// Specification
+
+/// A rate given as a fraction of a link's rate or as bits per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RateOrFraction {
+    /// Fraction of the link's rate.
+    Fraction(f64),
+    /// Bits per second.
+    Rate(u64),
+}
+
+impl RateOrFraction {
+    /// The rate on a link of `link_bps`.
+    pub fn on(&self, link_bps: u64) -> u64 {
+        match *self {
+            RateOrFraction::Fraction(f) => (f * link_bps as f64).round() as u64,
+            RateOrFraction::Rate(r) => r,
+        }
+    }
+}
+
+/// Admission control: marking on every bottleneck, CLE at the egresses, decisions at the
+/// ingresses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcnAdmission {
+    /// configured-admissible-rate.
+    pub ra: RateOrFraction,
+    /// Ramp or step marking.
+    pub curve: MarkingCurve,
+    /// VQ thresholds (times at Ra).
+    pub thresholds: VqThresholds,
+    /// How the egress computes the CLE.
+    pub cle: CleMode,
+    /// A call is admitted iff CLE < this.
+    pub cle_threshold: f64,
+}
+
+/// Termination bucket depth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Depth {
+    /// Packets of the largest packet size of the aggregates crossing the bottleneck.
+    Packets(u64),
+    /// Bytes.
+    Bytes(u64),
+}
+
+/// Flow termination after a failure event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcnTermination {
+    /// configured-termination-rate from `t_fail` on.
+    pub rt: RateOrFraction,
+    /// configured-termination-rate before `t_fail` (not binding: the link rate).
+    pub before: RateOrFraction,
+    /// The failure instant.
+    pub t_fail: Time,
+    /// Rounding of the rate to terminate to whole flows.
+    pub rounding: Rounding,
+    /// Token-bucket depth.
+    pub depth: Depth,
+    /// New calls stop arriving at `t_fail`.
+    pub stop_arrivals: bool,
+    /// The egress's SAR measurement period.
+    pub sar_period: Time,
+    /// The ingress's sending-rate measurement.
+    pub rate_measurement: Time,
+    /// Ingresses ignore SAR reports measured before their last termination.
+    pub ignore_stale_reports: bool,
+}
+
+/// How much an aggregate offers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Demand {
+    /// `k` x Ra of the first bottleneck on the path (times the share).
+    Overload(f64),
+    /// Mean offered rate (times the share): a fraction of the first bottleneck's link rate
+    /// or a rate.
+    Offered(RateOrFraction),
+    /// Calls per second.
+    CallRate(f64),
+}
+
+/// One ingress–egress aggregate.
+#[derive(Clone, Debug)]
+pub struct PcnIea {
+    /// Name (of its ingress controller, flow group and series).
+    pub name: String,
+    /// Ingress node index.
+    pub ingress: usize,
+    /// Egress node index.
+    pub egress: usize,
+    /// What each flow sends.
+    pub model: SourceModel,
+    /// Poisson or BATCH calls.
+    pub arrivals: CallArrivals,
+    /// The demand.
+    pub demand: Demand,
+    /// Holding times.
+    pub holding: Holding,
+    /// Randomization f.
+    pub jitter: f64,
+    /// Share of the demand (multiplies `overload` and `offered`).
+    pub share: f64,
+}
+
+/// A validated `[pcn]` section.
+#[derive(Clone, Debug)]
+pub struct PcnSpec {
+    /// The marked links (indices into the topology), in chain order.
+    pub bottlenecks: Vec<usize>,
+    /// Admission control, if on.
+    pub admission: Option<PcnAdmission>,
+    /// Flow termination, if on.
+    pub termination: Option<PcnTermination>,
+    /// The aggregates.
+    pub ieas: Vec<PcnIea>,
+    /// PCN throughput sampling interval.
+    pub sample_interval: Time,
+    /// Per-aggregate summary keys (otherwise totals only, and the aggregates' own agent
+    /// keys and a pcn topology's access links are left out of the summary).
+    pub per_iea: bool,
+    /// Per-aggregate series: throughput, active flows, terminations.
+    pub iea_series: bool,
+}
+
+// ---------------------------------------------------------------------------------------
+// Topologies
+
+pub(super) fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
+    if !t.has(key) {
+        cx.error(t.line(), &t.key_path(key), "missing (required)");
+        return None;
+    }
+    let n = t.uint(cx, key)?;
+    if n < lo || n > hi {
+        t.error(cx, key, format!("must be between {lo} and {hi}, got {n}"));
+        return None;
+    }
+    Some(n)
+}
+
+pub(super) fn time_or(cx: &Cx, t: &Tbl, key: &str, default: Time) -> Option<Time> {
+    if t.has(key) {
+        t.time(cx, key)
+    } else {
+        Some(default)
+    }
+}
+
+/// The access delays of `pcn_rtt`: `access_delay` (all equal), or `access_delays` as a
+/// list (one per ingress) or as `{ from, to }` (spread evenly).
+pub(super) fn access_delays(cx: &Cx, t: &Tbl, n: Option<u64>) -> Option<Vec<Time>> {
+    let both = t.has("access_delay") && t.has("access_delays");
+    if both {
+        t.error(
+            cx,
+            "access_delays",
+            "give either access_delay (all equal) or access_delays, not both",
+        );
+        return None;
+    }
+    if t.has("access_delays") {
+        let (item, line) = t.raw(cx, "access_delays")?;
+        if item.is_table_like() {
+            let s = t.table(cx, "access_delays")?;
+            let lo = if s.has("from") {
+                s.time(cx, "from")
+            } else {
+                cx.error(s.line(), &s.key_path("from"), "missing (required)");
+                None
+            };
+            let hi = if s.has("to") {
+                s.time(cx, "to")
+            } else {
+                cx.error(s.line(), &s.key_path("to"), "missing (required)");
+                None
+            };
+            s.finish(cx, &["from", "to"]);
+            let (lo, hi, n) = (lo?, hi?, n?);
+            if hi < lo {
+                s.error(cx, "to", "must not be below `from`");
+                return None;
+            }
+            return Some(spread_delays(n as usize, lo, hi));
+        }
+        let arr = t.array(cx, "access_delays")?;
+        let mut v = Vec::new();
+        let mut ok = true;
+        for (x, l) in arr {
+            match x.as_str().map(units::parse_time) {
+                Some(Ok(d)) => v.push(d),
+                Some(Err(e)) => {
+                    ok = false;
+                    cx.error(l, &t.key_path("access_delays"), e);
+                }
+                None => {
+                    ok = false;
+                    cx.error(
+                        l,
+                        &t.key_path("access_delays"),
+                        format!("expected times such as \"10ms\", found {x}"),
+                    );
+                }
+            }
+        }
+        let n = n?;
+        if !ok {
+            return None;
+        }
+        if v.len() as u64 != n {
+            cx.error(
+                line,
+                &t.key_path("access_delays"),
+                format!("has {} entries but there are {n} ingresses", v.len()),
+            );
+            return None;
+        }
+        return Some(v);
+    }
+    let d = time_or(cx, t, "access_delay", PS_PER_MS)?;
+    Some(vec![d; n? as usize])
+}
+
+/// Reads a PCN topology from `[topology]` (and the `[links."NAME"]` overrides). The
+/// network is the one [`single_link`], [`rtt_star_egresses`] or [`parking_lot`] builds:
+/// unidirectional links in the data direction, links other than the bottlenecks 100
+/// times faster, drop-tail queues of [`DEFAULT_QUEUE_PACKETS`] packets.
+pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
+    let kind = t.req_str(cx, "kind")?;
+    let known: &[&str] = match kind.as_str() {
+        "pcn_single" => &["kind", "rate", "delay", "queue"],
+        "pcn_rtt" => &[
+            "kind",
+            "rate",
+            "queue",
+            "ingresses",
+            "egresses",
+            "access_delay",
+            "access_delays",
+            "bottleneck_delay",
+        ],
+        "pcn_parking_lot" => &["kind", "rate", "queue", "bottlenecks"],
+        other => {
+            t.error(
+                cx,
+                "kind",
+                format!("unknown topology {other:?}; the PCN topologies are pcn_single, pcn_rtt and pcn_parking_lot"),
+            );
+            t.skip_rest();
+            return None;
+        }
+    };
+    let rate = if t.has("rate") {
+        t.rate(cx, "rate")
+    } else {
+        cx.error(
+            t.line(),
+            &t.key_path("rate"),
+            "missing (required: the bottleneck rate, e.g. \"OC3\")",
+        );
+        None
+    };
+    let queue = if t.has("queue") {
+        t.table(cx, "queue").and_then(|q| read_queue(cx, &q))
+    } else {
+        Some(QueueSpec::DropTail {
+            limit: QueueLimit::Packets(DEFAULT_QUEUE_PACKETS as u64),
+        })
+    };
+    let mut w = World::new(0);
+    let built = match kind.as_str() {
+        "pcn_single" => {
+            let delay = time_or(cx, t, "delay", PS_PER_MS);
+            match (rate, delay) {
+                (Some(r), Some(d)) => Some(single_link(&mut w, r, d)),
+                _ => None,
+            }
+        }
+        "pcn_rtt" => {
+            let n = count(cx, t, "ingresses", 1, 100_000);
+            let m = if t.has("egresses") {
+                count(cx, t, "egresses", 1, 1000)
+            } else {
+                Some(1)
+            };
+            let bd = time_or(cx, t, "bottleneck_delay", PS_PER_MS);
+            let delays = access_delays(cx, t, n);
+            match (rate, bd, delays, m) {
+                (Some(r), Some(bd), Some(ds), Some(m)) => {
+                    Some(rtt_star_egresses(&mut w, r, bd, &ds, m as usize))
+                }
+                _ => None,
+            }
+        }
+        _ => {
+            let n = count(cx, t, "bottlenecks", 1, 1000);
+            match (rate, n) {
+                (Some(r), Some(n)) => Some(parking_lot(&mut w, n as usize, r)),
+                _ => None,
+            }
+        }
+    };
+    t.finish(cx, known);
+    let (_, queue) = (built?, queue?);
+    let mut topo = Topology {
+        kind: kind.clone(),
+        nodes: w.net.nodes.iter().map(|n| n.name.clone()).collect(),
+        links: w
+            .net
+            .links
+            .iter()
+            .map(|l| LinkSpec {
+                name: l.name.clone(),
+                from: l.from as usize,
+                to: l.to as usize,
+                rate: l.rate_bps,
+                delay: l.delay,
+                queue: queue.clone(),
+                meters: Vec::new(),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    link_overrides(cx, root, &mut topo);
+    Some(topo)
+}
+
+/// `[links."NAME"]` on a PCN topology: rate, delay and queue of any link (no meters: the
+/// PCN domain puts its own markers on the bottlenecks).
+pub(super) fn link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology) {
+    apply_link_overrides(cx, root, topo, false);
+}
+
+/// Bottleneck link names, and aggregates as (ingress, egress) node names.
+pub(super) type Implied = (Vec<String>, Vec<(String, String)>);
+
+/// The bottlenecks and aggregates a PCN topology implies (link names in chain order;
+/// aggregates as (ingress, egress) node names, long one first in a parking lot).
+pub(super) fn implied(topo: &Topology) -> Option<Implied> {
+    let has = |n: &str| topo.node(n).is_some();
+    match topo.kind.as_str() {
+        "pcn_single" => Some((vec!["A-B".into()], vec![("A".into(), "B".into())])),
+        "pcn_rtt" => {
+            // One egress F, or egresses E1..Em behind F: every ingress to every egress,
+            // by ingress, then egress.
+            let mut outs: Vec<String> = (1..)
+                .map(|j| format!("E{j}"))
+                .take_while(|n| has(n))
+                .collect();
+            if outs.is_empty() {
+                outs.push("F".into());
+            }
+            let ins: Vec<(String, String)> = (1..)
+                .map(|k| format!("I{k}"))
+                .take_while(|n| has(n))
+                .flat_map(|i| outs.iter().map(move |e| (i.clone(), e.clone())))
+                .collect();
+            Some((vec!["D-F".into()], ins))
+        }
+        "pcn_parking_lot" => {
+            let n = (1..).take_while(|k| has(&format!("R{k}"))).count();
+            let links = (1..=n).map(|b| format!("R{}-R{b}", b - 1)).collect();
+            let mut ieas = vec![("IL".to_string(), "EL".to_string())];
+            ieas.extend((1..=n).map(|b| (format!("I{b}"), format!("E{b}"))));
+            Some((links, ieas))
+        }
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading `[pcn]`
+
+pub(super) fn rate_or_fraction(cx: &Cx, t: &Tbl, key: &str, hi: f64) -> Option<RateOrFraction> {
+    let (item, line) = t.raw(cx, key)?;
+    let v = item.as_value();
+    if let Some(s) = v.and_then(|v| v.as_str()) {
+        return match units::parse_rate(s) {
+            Ok(r) => Some(RateOrFraction::Rate(r)),
+            Err(e) => {
+                cx.error(
+                    line,
+                    &t.key_path(key),
+                    format!("{e}; or give a fraction of the link rate, e.g. 0.5"),
+                );
+                None
+            }
+        };
+    }
+    let x = v.and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
+    match x {
+        Some(f) if f > 0.0 && f <= hi => Some(RateOrFraction::Fraction(f)),
+        Some(f) => {
+            cx.error(
+                line,
+                &t.key_path(key),
+                format!("a fraction of the link rate must be in (0, {hi}], got {f}"),
+            );
+            None
+        }
+        None => {
+            cx.error(
+                line,
+                &t.key_path(key),
+                "expected a fraction of the link rate (e.g. 0.5) or a rate (e.g. \"77.76Mbps\")",
+            );
+            None
+        }
+    }
+}
+
+pub(super) fn positive_time(cx: &Cx, t: &Tbl, key: &str, default: Time) -> Option<Time> {
+    let v = time_or(cx, t, key, default)?;
+    if v == 0 {
+        t.error(cx, key, "must be positive");
+        return None;
+    }
+    Some(v)
+}
+
+pub(super) fn read_thresholds(cx: &Cx, p: &Tbl) -> Option<VqThresholds> {
+    if !p.has("thresholds") {
+        return Some(VqThresholds::default());
+    }
+    let t = p.table(cx, "thresholds")?;
+    let d = VqThresholds::default();
+    let get = |k: &str, dflt: f64| -> Option<f64> {
+        if t.has(k) {
+            t.time(cx, k).map(to_secs)
+        } else {
+            Some(dflt)
+        }
+    };
+    let (min, max, limit) = (
+        get("min", d.min_s),
+        get("max", d.max_s),
+        get("limit", d.limit_s),
+    );
+    t.finish(cx, &["min", "max", "limit"]);
+    let (min, max, limit) = (min?, max?, limit?);
+    if !(min <= max && max <= limit) || limit <= 0.0 {
+        p.error(
+            cx,
+            "thresholds",
+            format!(
+                "must satisfy min <= max <= limit with limit > 0, got min {} ms, max {} ms, limit {} ms",
+                min * 1e3,
+                max * 1e3,
+                limit * 1e3
+            ),
+        );
+        return None;
+    }
+    Some(VqThresholds {
+        min_s: min,
+        max_s: max,
+        limit_s: limit,
+    })
+}
+
+pub(super) fn read_cle(cx: &Cx, p: &Tbl) -> Option<(CleMode, f64)> {
+    if !p.has("cle") {
+        return Some((CleMode::per_packet(), 0.5));
+    }
+    let t = p.table(cx, "cle")?;
+    let mode = if t.has("mode") {
+        t.str(cx, "mode")
+    } else {
+        Some("per_packet".into())
+    };
+    let w = t.opt_unit_interval(cx, "w");
+    let threshold = t.opt_unit_interval(cx, "threshold");
+    let out = match mode.as_deref() {
+        Some("per_packet") => {
+            if t.has("interval") {
+                t.error(cx, "interval", "only used with mode = \"interval\"");
+            }
+            match (w, threshold) {
+                (Some(w), Some(th)) => Some((
+                    CleMode::PerPacket {
+                        w: w.unwrap_or(0.01),
+                    },
+                    th.unwrap_or(0.5),
+                )),
+                _ => None,
+            }
+        }
+        Some("interval") => {
+            let period = positive_time(cx, &t, "interval", 100 * PS_PER_MS);
+            match (w, threshold, period) {
+                (Some(w), Some(th), Some(period)) => Some((
+                    CleMode::Interval {
+                        w: w.unwrap_or(0.3),
+                        period,
+                    },
+                    th.unwrap_or(0.05),
+                )),
+                _ => None,
+            }
+        }
+        Some(other) => {
+            t.error(
+                cx,
+                "mode",
+                format!("unknown CLE mode {other:?}; use \"per_packet\" or \"interval\""),
+            );
+            None
+        }
+        None => None,
+    };
+    t.finish(cx, &["mode", "w", "threshold", "interval"]);
+    out
+}
+
+pub(super) fn read_termination(cx: &Cx, p: &Tbl, duration: Option<Time>) -> Option<PcnTermination> {
+    let t = p.table(cx, "termination")?;
+    let rt = if t.has("rt") {
+        rate_or_fraction(cx, &t, "rt", 1.0)
+    } else {
+        cx.error(
+            t.line(),
+            &t.key_path("rt"),
+            "missing (required: configured-termination-rate, a fraction of the link rate or a rate)",
+        );
+        None
+    };
+    let before = if t.has("before") {
+        rate_or_fraction(cx, &t, "before", 1000.0)
+    } else {
+        Some(RateOrFraction::Fraction(1.0))
+    };
+    let t_fail = if t.has("t_fail") {
+        t.time(cx, "t_fail")
+    } else {
+        cx.error(
+            t.line(),
+            &t.key_path("t_fail"),
+            "missing (required: when the termination rate becomes binding, e.g. \"200s\")",
+        );
+        None
+    };
+    let rounding = if t.has("rounding") {
+        t.str(cx, "rounding").and_then(|r| match r.as_str() {
+            "up" => Some(Rounding::Up),
+            "down" => Some(Rounding::Down),
+            "nearest" => Some(Rounding::Nearest),
+            other => {
+                t.error(
+                    cx,
+                    "rounding",
+                    format!("unknown rounding {other:?}; use \"up\", \"down\" or \"nearest\""),
+                );
+                None
+            }
+        })
+    } else {
+        Some(Rounding::Up)
+    };
+    let depth = if t.has("depth") {
+        let (item, line) = t.raw(cx, "depth")?;
+        match item.as_value() {
+            Some(v) if v.as_str().is_some() => t.size(cx, "depth").and_then(|b| {
+                if b == 0 {
+                    t.error(cx, "depth", "must be at least one byte");
+                    None
+                } else {
+                    Some(Depth::Bytes(b))
+                }
+            }),
+            Some(v) if v.as_integer().is_some_and(|n| n > 0) => {
+                Some(Depth::Packets(v.as_integer().unwrap_or(1) as u64))
+            }
+            _ => {
+                cx.error(
+                    line,
+                    &t.key_path("depth"),
+                    "expected a positive number of packets (e.g. 256) or a size (e.g. \"40KB\")",
+                );
+                None
+            }
+        }
+    } else {
+        Some(Depth::Packets(TERMINATION_DEPTH_PACKETS))
+    };
+    let stop = if t.has("stop_arrivals") {
+        t.bool(cx, "stop_arrivals")
+    } else {
+        Some(true)
+    };
+    let sar = positive_time(cx, &t, "sar_period", 100 * PS_PER_MS);
+    let meas = positive_time(cx, &t, "rate_measurement", 100 * PS_PER_MS);
+    let stale = if t.has("ignore_stale_reports") {
+        t.bool(cx, "ignore_stale_reports")
+    } else {
+        Some(false)
+    };
+    t.finish(
+        cx,
+        &[
+            "rt",
+            "before",
+            "t_fail",
+            "rounding",
+            "depth",
+            "stop_arrivals",
+            "sar_period",
+            "rate_measurement",
+            "ignore_stale_reports",
+        ],
+    );
+    let t_fail = t_fail?;
+    if let Some(d) = duration {
+        if t_fail >= d {
+            t.error(
+                cx,
+                "t_fail",
+                "must be before the end of the run (run.duration)",
+            );
+            return None;
+        }
+    }
+    Some(PcnTermination {
+        rt: rt?,
+        before: before?,
+        t_fail,
+        rounding: rounding?,
+        depth: depth?,
+        stop_arrivals: stop?,
+        sar_period: sar?,
+        rate_measurement: meas?,
+        ignore_stale_reports: stale?,
+    })
+}
+
+/// Reads `[pcn]`: `Some(None)` when absent, `None` after a problem.
+pub(super) fn read(
+    cx: &Cx,
+    root: &Tbl,
+    topo: &Topology,
+    traffic: &[TrafficSpec],
+    base: &Path,
+    duration: Option<Time>,
+) -> Option<Option<PcnSpec>> {
+    if !root.has("pcn") {
+        return Some(None);
+    }
+    let p = root.table(cx, "pcn")?;
+    let implied = implied(topo);
+    // Bottlenecks.
+    let bottlenecks: Option<Vec<usize>> = if p.has("bottlenecks") {
+        p.array(cx, "bottlenecks").and_then(|a| {
+            let mut out: Vec<usize> = Vec::new();
+            let mut ok = true;
+            for (v, line) in a {
+                match v.as_str().and_then(|n| topo.link(n)) {
+                    Some(i) if out.contains(&i) => {
+                        ok = false;
+                        cx.error(
+                            line,
+                            &p.key_path("bottlenecks"),
+                            format!("link {v} is listed twice"),
+                        );
+                    }
+                    Some(i) => out.push(i),
+                    None => {
+                        ok = false;
+                        cx.error(
+                            line,
+                            &p.key_path("bottlenecks"),
+                            format!("unknown link {v}; links are: {}", topo.link_list()),
+                        );
+                    }
+                }
+            }
+            if out.is_empty() && ok {
+                p.error(cx, "bottlenecks", "must name at least one link");
+                return None;
+            }
+            ok.then_some(out)
+        })
+    } else if let Some((links, _)) = &implied {
+        Some(
+            links
+                .iter()
+                .map(|n| topo.link(n).expect("implied link"))
+                .collect(),
+        )
+    } else {
+        cx.error(
+            p.line(),
+            &p.key_path("bottlenecks"),
+            "missing (required: the links whose PCN traffic is marked, e.g. [\"r0-r1\"])",
+        );
+        None
+    };
+    // Admission.
+    let admission = if p.has("ra") {
+        let ra = rate_or_fraction(cx, &p, "ra", 1.0);
+        let curve = if p.has("marking") {
+            p.str(cx, "marking").and_then(|m| match m.as_str() {
+                "ramp" => Some(MarkingCurve::Ramp),
+                "step" => Some(MarkingCurve::Step),
+                other => {
+                    p.error(
+                        cx,
+                        "marking",
+                        format!("unknown marking {other:?}; use \"ramp\" or \"step\""),
+                    );
+                    None
+                }
+            })
+        } else {
+            Some(MarkingCurve::Ramp)
+        };
+        let th = read_thresholds(cx, &p);
+        let cle = read_cle(cx, &p);
+        match (ra, curve, th, cle) {
+            (Some(ra), Some(curve), Some(thresholds), Some((cle, cle_threshold))) => {
+                Some(Some(PcnAdmission {
+                    ra,
+                    curve,
+                    thresholds,
+                    cle,
+                    cle_threshold,
+                }))
+            }
+            _ => None,
+        }
+    } else {
+        for k in ["marking", "thresholds", "cle"] {
+            if p.has(k) {
+                p.error(
+                    cx,
+                    k,
+                    "only used with admission control: give pcn.ra (the configured-admissible-rate)",
+                );
+            }
+        }
+        Some(None)
+    };
+    let has_admission = p.has("ra");
+    let termination = if p.has("termination") {
+        read_termination(cx, &p, duration).map(Some)
+    } else {
+        Some(None)
+    };
+    let sample_interval = positive_time(cx, &p, "sample_interval", millis(50.0));
+    let iea_series = if p.has("iea_series") {
+        p.bool(cx, "iea_series")
+    } else {
+        Some(false)
+    };
+    // Aggregates.
+    let mut name_lines: Vec<usize> = Vec::new();
+    let ieas: Option<Vec<PcnIea>> = match (p.has("traffic"), p.has("iea")) {
+        (true, true) => {
+            p.error(
+                cx,
+                "iea",
+                "give either [pcn.traffic] (one aggregate per ingress of a pcn_* topology) or [[pcn.iea]] entries, not both",
+            );
+            if let Some(t) = p.table(cx, "traffic") {
+                t.skip_rest();
+            }
+            None
+        }
+        (true, false) => p
+            .table(cx, "traffic")
+            .and_then(|t| generated_ieas(cx, &t, topo, base, has_admission)),
+        (false, true) => {
+            let v: Vec<Option<PcnIea>> = p
+                .tables(cx, "iea")
+                .iter()
+                .map(|t| {
+                    name_lines.push(t.line_of(cx, "name"));
+                    read_iea(cx, t, topo, base, has_admission)
+                })
+                .collect();
+            if v.is_empty() {
+                p.error(cx, "iea", "needs at least one aggregate");
+                None
+            } else if v.iter().all(Option::is_some) {
+                Some(v.into_iter().flatten().collect())
+            } else {
+                None
+            }
+        }
+        (false, false) => {
+            cx.error(
+                p.line(),
+                &p.key_path("iea"),
+                "missing: describe the aggregates with [[pcn.iea]] entries, or with [pcn.traffic] on a pcn_* topology",
+            );
+            None
+        }
+    };
+    let per_iea = if p.has("per_iea") {
+        p.bool(cx, "per_iea")
+    } else {
+        Some(
+            ieas.as_ref()
+                .is_none_or(|v| v.len() <= PER_IEA_DEFAULT_LIMIT),
+        )
+    };
+    p.finish(
+        cx,
+        &[
+            "bottlenecks",
+            "ra",
+            "marking",
+            "thresholds",
+            "cle",
+            "termination",
+            "sample_interval",
+            "per_iea",
+            "iea_series",
+            "traffic",
+            "iea",
+        ],
+    );
+    let ieas = ieas?;
+    // Names: unique, and not those of traffic entries (they name flow groups).
+    let mut ok = true;
+    for (i, a) in ieas.iter().enumerate() {
+        let (path, line) = match name_lines.get(i) {
+            Some(&l) => (format!("iea.{i}.name"), l),
+            None => ("traffic".to_string(), p.line_of(cx, "traffic")),
+        };
+        if ieas[..i].iter().any(|b| b.name == a.name) {
+            ok = false;
+            cx.error(
+                line,
+                &p.key_path(&path),
+                format!("two aggregates are called {:?}", a.name),
+            );
+        } else if traffic.iter().any(|t| t.name == a.name) {
+            ok = false;
+            cx.error(
+                line,
+                &p.key_path(&path),
+                format!(
+                    "a traffic entry is already called {:?} (aggregates and traffic entries name flow groups)",
+                    a.name
+                ),
+            );
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Some(Some(PcnSpec {
+        bottlenecks: bottlenecks?,
+        admission: admission?,
+        termination: termination?,
+        ieas,
+        sample_interval: sample_interval?,
+        per_iea: per_iea?,
+        iea_series: iea_series?,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------
+// Building
+
+/// The largest packet size a model sends, bytes.
+pub fn max_packet_bytes(m: &SourceModel) -> u32 {
+    match m {
+        SourceModel::Cbr { size, .. }
+        | SourceModel::OnOff { size, .. }
+        | SourceModel::Trace { size, .. } => *size,
+        SourceModel::Poisson { size, .. } => size.mean().round() as u32,
+        SourceModel::Mix(ms) => ms.iter().map(max_packet_bytes).max().unwrap_or(0),
+    }
+}

@@ -11,43 +11,13 @@ mod common;
 use common::{num, parse, run};
 
 /// Four TCP Reno connections (1500 B segments, no window limit) over a 10 Mb/s, 10 ms
-/// bottleneck whose queue is `QUEUE`.
-const BOTTLENECK: &str = r#"
-[run]
-duration = "30s"
-warmup = "5s"
-[topology]
-kind = "dumbbell"
-hosts = 4
-access_rate = "100Mbps"
-access_delay = "2ms"
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "10ms"
-[links."r0-r1"]
-QUEUE
-[[traffic]]
-name = "ftp"
-from = "s0"
-to = "d0"
-model = "tcp"
-flows = 4
-packet_size = "1500B"
-start_spread = "1s"
-"#;
-
+/// bottleneck whose queue is `queue`.
 fn with(queue: &str) -> String {
-    BOTTLENECK.replace("QUEUE", queue)
+    common::tcp_bottleneck(queue, 4, "30s", "5s", "")
 }
 
 fn bottleneck_queue(text: &str) -> QueueSpec {
-    let sc = parse(text).unwrap_or_else(|d| panic!("{d:#?}"));
-    sc.topology
-        .links
-        .iter()
-        .find(|l| l.name == "r0-r1")
-        .unwrap()
-        .queue
-        .clone()
+    common::link_queue(text, "r0-r1")
 }
 
 #[test]
@@ -74,7 +44,7 @@ fn keys_are_read_with_the_rfc_defaults() {
         })
     );
     // The topology's default queue reaches every link.
-    let text = BOTTLENECK.replace("QUEUE", "").replace(
+    let text = with("").replace(
         "bottleneck_delay = \"10ms\"",
         "bottleneck_delay = \"10ms\"\nqueue = { kind = \"codel\", limit = \"50p\" }",
     );

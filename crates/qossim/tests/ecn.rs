@@ -7,33 +7,14 @@ mod common;
 use common::{num, run};
 
 fn scenario(ecn: bool) -> String {
-    format!(
-        r#"
-[run]
-duration = "40s"
-warmup = "5s"
-
-[topology]
-kind = "dumbbell"
-hosts = 4
-access_rate = "100Mbps"
-access_delay = "2ms"
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "10ms"
-
-[links."r0-r1"]
-queue = {{ kind = "red", min_th = 5, max_th = 15, max_p = 0.1, limit = "200p", ecn = {ecn} }}
-
-[[traffic]]
-name = "ftp"
-from = "s0"
-to = "d0"
-model = "tcp"
-flows = 4
-packet_size = "1500B"
-start_spread = "1s"
-ecn = {ecn}
-"#
+    common::tcp_bottleneck(
+        &format!(
+            "queue = {{ kind = \"red\", min_th = 5, max_th = 15, max_p = 0.1, limit = \"200p\", ecn = {ecn} }}"
+        ),
+        4,
+        "40s",
+        "5s",
+        &format!("ecn = {ecn}"),
     )
 }
 

@@ -9,38 +9,13 @@ mod common;
 use common::{num, parse, run};
 
 /// Sixteen TCP Reno connections (1500 B segments, no window limit) over a 10 Mb/s,
-/// 10 ms bottleneck whose queue is `QUEUE`.
-const BOTTLENECK: &str = r#"
-[run]
-duration = "40s"
-warmup = "10s"
-[topology]
-kind = "dumbbell"
-hosts = 4
-access_rate = "100Mbps"
-access_delay = "2ms"
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "10ms"
-[links."r0-r1"]
-QUEUE
-[[traffic]]
-name = "ftp"
-from = "s0"
-to = "d0"
-model = "tcp"
-flows = 16
-packet_size = "1500B"
-start_spread = "1s"
-"#;
-
+/// 10 ms bottleneck whose queue is `queue`.
 fn with(queue: &str) -> String {
-    BOTTLENECK.replace("QUEUE", queue)
+    common::tcp_bottleneck(queue, 16, "40s", "10s", "")
 }
 
 fn bottleneck_queue(text: &str) -> QueueSpec {
-    let sc = parse(text).unwrap_or_else(|d| panic!("{d:#?}"));
-    let l = sc.topology.links.iter().find(|l| l.name == "r0-r1");
-    l.unwrap().queue.clone()
+    common::link_queue(text, "r0-r1")
 }
 
 #[test]

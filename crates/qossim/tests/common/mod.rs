@@ -48,3 +48,48 @@ pub fn shipped_scenarios() -> Vec<(std::path::PathBuf, String)> {
     out.sort();
     out
 }
+
+/// A dumbbell of four hosts whose 10 Mb/s, 10-ms bottleneck `r0-r1` has the queue given
+/// by `queue` (a TOML line `queue = …`), loaded by `flows` TCP connections from `s0` to
+/// `d0` (1500-B segments, starts spread over 1 s, `extra` lines added to the entry), run
+/// for `duration` after a `warmup`.
+pub fn tcp_bottleneck(
+    queue: &str,
+    flows: u32,
+    duration: &str,
+    warmup: &str,
+    extra: &str,
+) -> String {
+    format!(
+        r#"
+[run]
+duration = "{duration}"
+warmup = "{warmup}"
+[topology]
+kind = "dumbbell"
+hosts = 4
+access_rate = "100Mbps"
+access_delay = "2ms"
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "10ms"
+[links."r0-r1"]
+{queue}
+[[traffic]]
+name = "ftp"
+from = "s0"
+to = "d0"
+model = "tcp"
+flows = {flows}
+packet_size = "1500B"
+start_spread = "1s"
+{extra}
+"#
+    )
+}
+
+/// The queue configured on link `name` of the scenario `text`.
+pub fn link_queue(text: &str, name: &str) -> scenario::QueueSpec {
+    let sc = parse(text).unwrap_or_else(|d| panic!("{d:#?}"));
+    let l = sc.topology.links.iter().find(|l| l.name == name);
+    l.unwrap_or_else(|| panic!("no link {name}")).queue.clone()
+}

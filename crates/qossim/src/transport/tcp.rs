@@ -503,13 +503,7 @@ impl TcpRenoSender {
             return self.ecn_reduce(ack, ctx);
         }
         if ack > self.snd_una {
-            if let Some((seq, sent)) = self.timed {
-                if ack > seq {
-                    self.timed = None;
-                    self.backoff = 1;
-                    self.rtt_sample(sent, ctx);
-                }
-            }
+            self.sample_if_covered(ack, ctx);
             if self.in_recovery {
                 if self.cfg.congestion != Congestion::Reno && ack < self.recover {
                     self.partial_ack(ack, ctx);
@@ -524,18 +518,7 @@ impl TcpRenoSender {
             } else {
                 self.cwnd += 1.0 / self.cwnd;
             }
-            self.dupacks = 0;
-            self.snd_una = ack.min(self.snd_max);
-            if self.snd_nxt < self.snd_una {
-                self.snd_nxt = self.snd_una;
-            }
-            if self.snd_una < self.snd_max {
-                self.restart_timer(ctx);
-            } else {
-                self.rto_deadline = NEVER;
-            }
-            self.send_much(ctx);
-            self.trace_window(ctx);
+            self.advance(ack, ctx);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
             let k = self.cfg.dupack_threshold;
@@ -557,6 +540,17 @@ impl TcpRenoSender {
     /// loss would, without retransmitting or growing.
     fn ecn_reduce(&mut self, ack: u64, ctx: &mut Ctx) {
         self.stats.ecn_reductions += 1;
+        self.sample_if_covered(ack, ctx);
+        self.ssthresh = self.reduced();
+        self.cwnd = self.ssthresh;
+        self.ecn_recover = self.snd_max;
+        self.cwr_pending = true;
+        self.advance(ack, ctx);
+    }
+
+    /// Takes the RTT sample of the timed segment if `ack` covers it (Karn: a valid
+    /// sample also resets the backoff).
+    fn sample_if_covered(&mut self, ack: u64, ctx: &mut Ctx) {
         if let Some((seq, sent)) = self.timed {
             if ack > seq {
                 self.timed = None;
@@ -564,10 +558,11 @@ impl TcpRenoSender {
                 self.rtt_sample(sent, ctx);
             }
         }
-        self.ssthresh = self.reduced();
-        self.cwnd = self.ssthresh;
-        self.ecn_recover = self.snd_max;
-        self.cwr_pending = true;
+    }
+
+    /// Moves `snd_una` to `ack` (new data acknowledged, the window already adjusted):
+    /// restarts or stops the retransmission timer and sends what the window allows.
+    fn advance(&mut self, ack: u64, ctx: &mut Ctx) {
         self.dupacks = 0;
         self.snd_una = ack.min(self.snd_max);
         if self.snd_nxt < self.snd_una {

@@ -6,6 +6,29 @@ use super::walk::{Cx, Tbl};
 use crate::decl::{Absent, Param, Type, Value, Values};
 use crate::scenario::units::QueueLimit;
 
+/// Reads a table of a declared kind whose `kind` key is already read: its `params`, no
+/// other key than those and `kind`, then the kind's `rules` (each problem blamed on its
+/// key); the kind's `spec` of the values, or `None` once every problem has been reported.
+pub fn read_kind<S>(
+    cx: &Cx,
+    t: &Tbl,
+    title: &str,
+    params: &[Param],
+    rules: fn(&Values) -> Vec<crate::decl::Problem>,
+    spec: fn(Values) -> S,
+) -> Option<S> {
+    let values = read_params(cx, t, title, params);
+    let mut known = vec!["kind"];
+    known.extend(params.iter().map(|p| p.key));
+    t.finish(cx, &known);
+    let values = values?;
+    let problems = rules(&values);
+    for (key, reason) in &problems {
+        t.error(cx, key, reason.clone());
+    }
+    problems.is_empty().then(|| spec(values))
+}
+
 /// Reads `params` from `t` (`title` names the component in messages): the values, or
 /// `None` once every problem has been reported. Keys not declared are left to
 /// [`Tbl::finish`].

@@ -2,7 +2,6 @@
 //! (`[links."NAME"] meters = [...]`) and as a traffic entry's host profile
 //! (`profile = {...}`).
 
-use super::declared::read_params;
 use super::walk::{Cx, Tbl};
 use crate::meter::{Meter, MeterKind, OutRule, Policer, TokenBucketProfiler, TswProfiler, METERS};
 use crate::rng::Rng;
@@ -102,14 +101,5 @@ pub(super) fn read_meter(cx: &Cx, t: &Tbl, policer: bool, what: &str) -> Option<
         }
         return None;
     }
-    let values = read_params(cx, t, k.title, k.params);
-    let mut known = vec!["kind"];
-    known.extend(k.params.iter().map(|p| p.key));
-    t.finish(cx, &known);
-    let values = values?;
-    let problems = (k.rules)(&values);
-    for (key, reason) in &problems {
-        t.error(cx, key, reason.clone());
-    }
-    problems.is_empty().then(|| (k.spec)(values))
+    super::declared::read_kind(cx, t, k.title, k.params, k.rules, k.spec)
 }

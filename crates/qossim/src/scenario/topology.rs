@@ -3,7 +3,6 @@
 //! Every named topology builds duplex links (one unidirectional link per direction, each
 //! with its own output queue) named `FROM-TO` after their end nodes.
 
-use super::declared::read_params;
 use super::meters::{read_meter, MeterSpec};
 use super::topo_index::{LinkEnds, TopoIndex};
 use super::units::{self, QueueLimit};
@@ -222,16 +221,7 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
         // The kind is unknown: its other keys cannot be judged.
         return None;
     };
-    let values = read_params(cx, t, k.title, k.params);
-    let mut known = vec!["kind"];
-    known.extend(k.params.iter().map(|p| p.key));
-    t.finish(cx, &known);
-    let values = values?;
-    let problems = (k.rules)(&values);
-    for (key, reason) in &problems {
-        t.error(cx, key, reason.clone());
-    }
-    problems.is_empty().then(|| (k.spec)(values))
+    super::declared::read_kind(cx, t, k.title, k.params, k.rules, k.spec)
 }
 
 fn rate_or(cx: &Cx, t: &Tbl, key: &str, default: Option<u64>) -> Option<u64> {

@@ -592,3 +592,72 @@ fn a_traffic_entry_is_addressed_by_its_name_in_overrides() {
         d[0].reason
     );
 }
+
+/// A mistake in an entry with a `count` is reported once, at the file's line, under the
+/// entry's place in the file; lines after the entry keep their file numbers.
+#[test]
+fn mistakes_in_counted_entries_name_the_files_lines() {
+    let text = r#"[run]
+duration = "1s"
+[topology]
+kind = "dumbbell"
+hosts = 3
+access_rate = "10Mbps"
+bottleneck_rate = "10Mbps"
+
+[[traffic]]
+name = "v{i}"
+count = 3
+from = "s{i}"
+bogus = 1
+to = "d{i}"
+model = "CBR"
+
+[[traffic]]
+name = "w"
+from = "s0"
+to = "nowhere"
+model = "CBR"
+
+[[metric]]
+kind = "link_throughput"
+link = "r9-r1"
+"#;
+    let d = diags(text);
+    let got: Vec<(usize, &str)> = d.iter().map(|x| (x.line, x.path.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (13, "traffic.0.bogus"),
+            (20, "traffic.1.to"),
+            (25, "metric.0.link")
+        ],
+        "{d:#?}"
+    );
+    // The expanded text has three copies of the first entry: lines 13, 20 and 25 of the
+    // file would be elsewhere in it.
+    assert_eq!(d.iter().filter(|x| x.path.contains("bogus")).count(), 1);
+}
+
+/// A copy whose own substitution is wrong is named by its copy number.
+#[test]
+fn a_mistake_in_one_copy_names_the_copy() {
+    let text = r#"[run]
+duration = "1s"
+[topology]
+kind = "dumbbell"
+hosts = 2
+access_rate = "10Mbps"
+bottleneck_rate = "10Mbps"
+[[traffic]]
+name = "v{i}"
+count = 3
+from = "s{i}"
+to = "d0"
+model = "CBR"
+"#;
+    let d = diags(text);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!((d[0].line, d[0].path.as_str()), (11, "traffic.0.from"));
+    assert!(d[0].reason.contains("copy 2"), "{}", d[0].reason);
+}

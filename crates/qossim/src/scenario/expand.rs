@@ -23,19 +23,30 @@ pub const MAX_COUNT: i64 = 10_000;
 /// Replaces every `[[traffic]]` entry with a `count` by its copies. Returns whether
 /// anything was expanded; an invalid `count` is an error naming the entry.
 pub fn expand_counts(doc: &mut DocumentMut) -> Result<bool, String> {
+    expand_counts_traced(doc).map(|o| o.is_some())
+}
+
+/// Where each entry after expansion came from: `origin[k] = (entry, copy)` for the k-th
+/// `[[traffic]]` entry of the expanded document.
+pub type Origin = Vec<(usize, usize)>;
+
+/// [`expand_counts`], returning where each entry came from when anything was expanded.
+pub fn expand_counts_traced(doc: &mut DocumentMut) -> Result<Option<Origin>, String> {
     let Some(aot) = doc
         .get_mut("traffic")
         .and_then(Item::as_array_of_tables_mut)
     else {
-        return Ok(false);
+        return Ok(None);
     };
     if !aot.iter().any(|t| t.contains_key("count")) {
-        return Ok(false);
+        return Ok(None);
     }
     let mut out = toml_edit::ArrayOfTables::new();
+    let mut origin = Vec::new();
     for (e, t) in aot.iter().enumerate() {
         let Some(count) = t.get("count") else {
             out.push(t.clone());
+            origin.push((e, 0));
             continue;
         };
         let n = match count.as_integer() {
@@ -62,10 +73,111 @@ pub fn expand_counts(doc: &mut DocumentMut) -> Result<bool, String> {
                 substitute(item, &idx);
             }
             out.push(copy);
+            origin.push((e, k as usize));
         }
     }
     *aot = out;
-    Ok(true)
+    Ok(Some(origin))
+}
+
+/// One table's place in the expanded text and in the file: `(expanded line, file line,
+/// line of a removed `count` key in that table or 0)`.
+pub type LineAnchor = (usize, usize, usize);
+
+fn lines_of(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    starts
+}
+
+fn line_in(starts: &[usize], offset: usize) -> usize {
+    match starts.binary_search(&offset) {
+        Ok(i) => i + 1,
+        Err(i) => i,
+    }
+}
+
+/// Anchors that carry a line of the expanded text back to the file: every table with a
+/// header in `expanded` paired with the table of the file it was copied from. A copy
+/// of an entry keeps the entry's text but for its `count` line, so the lines between
+/// two headers follow their header.
+pub fn line_anchors(original: &str, expanded: &str, origin: &[(usize, usize)]) -> Vec<LineAnchor> {
+    let (Ok(o), Ok(x)) = (
+        toml_edit::ImDocument::parse(original.to_string()),
+        toml_edit::ImDocument::parse(expanded.to_string()),
+    ) else {
+        return Vec::new();
+    };
+    let (so, sx) = (lines_of(original), lines_of(expanded));
+    let mut out = Vec::new();
+    pair_tables(o.as_table(), x.as_table(), &so, &sx, Some(origin), &mut out);
+    out.sort_unstable();
+    out
+}
+
+fn pair_tables(
+    o: &toml_edit::Table,
+    x: &toml_edit::Table,
+    so: &[usize],
+    sx: &[usize],
+    origin: Option<&[(usize, usize)]>,
+    out: &mut Vec<LineAnchor>,
+) {
+    for (key, xi) in x.iter() {
+        let Some(oi) = o.get(key) else { continue };
+        match (oi, xi) {
+            (Item::Table(ot), Item::Table(xt)) => pair_one(ot, xt, so, sx, 0, out),
+            (Item::ArrayOfTables(oa), Item::ArrayOfTables(xa)) => {
+                let map = if key == "traffic" { origin } else { None };
+                for (k, xt) in xa.iter().enumerate() {
+                    let e = map.map_or(Some(k), |m| m.get(k).map(|&(e, _)| e));
+                    let Some(ot) = e.and_then(|e| oa.get(e)) else {
+                        continue;
+                    };
+                    let count_line = if map.is_some() {
+                        ot.key("count")
+                            .and_then(|k| k.span())
+                            .map_or(0, |s| line_in(so, s.start))
+                    } else {
+                        0
+                    };
+                    pair_one(ot, xt, so, sx, count_line, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn pair_one(
+    ot: &toml_edit::Table,
+    xt: &toml_edit::Table,
+    so: &[usize],
+    sx: &[usize],
+    count_line: usize,
+    out: &mut Vec<LineAnchor>,
+) {
+    if let (Some(a), Some(b)) = (xt.span(), ot.span()) {
+        if !xt.is_implicit() {
+            out.push((line_in(sx, a.start), line_in(so, b.start), count_line));
+        }
+    }
+    pair_tables(ot, xt, so, sx, None, out);
+}
+
+/// The file's line for `line` of the expanded text.
+pub fn file_line(anchors: &[LineAnchor], line: usize) -> usize {
+    let i = anchors.partition_point(|a| a.0 <= line);
+    if i == 0 {
+        return line;
+    }
+    let (x, o, count) = anchors[i - 1];
+    let l = o + (line - x);
+    if count != 0 && l >= count && o < count {
+        l + 1
+    } else {
+        l
+    }
 }
 
 fn substitute(item: &mut Item, idx: &str) {

@@ -259,20 +259,33 @@ pub fn apply_overrides_resolved(
     text: &str,
     overrides: &[(String, String)],
 ) -> Result<(String, Vec<String>), String> {
+    apply_overrides_traced(text, overrides).map(|(t, p, _)| (t, p))
+}
+
+/// [`apply_overrides_resolved`], also returning where each `[[traffic]]` entry came from
+/// when entries with a `count` were expanded.
+fn apply_overrides_traced(
+    text: &str,
+    overrides: &[(String, String)],
+) -> Result<(String, Vec<String>, Option<expand::Origin>), String> {
     let counted = text.contains("count");
     if overrides.is_empty() && !counted {
-        return Ok((text.to_string(), Vec::new()));
+        return Ok((text.to_string(), Vec::new(), None));
     }
     let mut doc: DocumentMut = match text.parse() {
         Ok(d) => d,
         // Invalid TOML: the reader reports it with its line.
-        Err(_) if overrides.is_empty() => return Ok((text.to_string(), Vec::new())),
+        Err(_) if overrides.is_empty() => return Ok((text.to_string(), Vec::new(), None)),
         Err(e) => return Err(toml_edit::TomlError::to_string(&e)),
     };
     // Entries with a `count` become their copies first, so overrides can name them.
-    let expanded = counted && expand::expand_counts(&mut doc)?;
-    if overrides.is_empty() && !expanded {
-        return Ok((text.to_string(), Vec::new()));
+    let origin = if counted {
+        expand::expand_counts_traced(&mut doc)?
+    } else {
+        None
+    };
+    if overrides.is_empty() && origin.is_none() {
+        return Ok((text.to_string(), Vec::new(), None));
     }
     let mut paths = Vec::with_capacity(overrides.len());
     for (path, raw) in overrides {
@@ -288,7 +301,7 @@ pub fn apply_overrides_resolved(
         set_path(doc.as_item_mut(), &segs, value, path, &mut resolved)?;
         paths.push(resolved.join("."));
     }
-    Ok((doc.to_string(), paths))
+    Ok((doc.to_string(), paths, origin))
 }
 
 /// Splits a dotted key path into its keys; a key may be quoted as in TOML
@@ -440,7 +453,7 @@ pub fn parse(
     base_dir: &Path,
     overrides: &[(String, String)],
 ) -> Result<Scenario, Vec<Diagnostic>> {
-    let (merged, resolved) = match apply_overrides_resolved(text, overrides) {
+    let (merged, resolved, origin) = match apply_overrides_traced(text, overrides) {
         Ok(t) => t,
         Err(e) => {
             let path = e
@@ -488,7 +501,10 @@ pub fn parse(
             }]);
         }
     };
-    let cx = Cx::new(file, &merged, resolved);
+    let mut cx = Cx::new(file, &merged, resolved);
+    if let Some(origin) = origin {
+        cx.set_expansion(expand::line_anchors(text, &merged, &origin), origin);
+    }
     let root = Tbl::new(doc.as_table(), "", 1);
     let sc = read(registry, &cx, &root, file, base_dir);
     let mut known = vec!["run", "topology", "links", "traffic", "metric", "trace"];

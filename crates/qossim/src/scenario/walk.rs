@@ -36,6 +36,9 @@ pub struct Cx {
     line_starts: Vec<usize>,
     overridden: Vec<String>,
     diags: RefCell<Vec<Diagnostic>>,
+    /// Set when `count` entries were expanded: lines of the expanded text back to the
+    /// file's, and which entry each expanded entry came from.
+    expansion: Option<(Vec<super::expand::LineAnchor>, super::expand::Origin)>,
 }
 
 impl Cx {
@@ -48,14 +51,30 @@ impl Cx {
             line_starts,
             overridden,
             diags: RefCell::new(Vec::new()),
+            expansion: None,
         }
     }
 
-    /// The 1-based line of a byte offset.
+    /// Tells the context that its text is the file's with `count` entries expanded, so
+    /// that diagnostics name the file's lines and entries.
+    pub fn set_expansion(
+        &mut self,
+        anchors: Vec<super::expand::LineAnchor>,
+        origin: super::expand::Origin,
+    ) {
+        self.expansion = Some((anchors, origin));
+    }
+
+    /// The 1-based line of a byte offset (a line of the file, also when `count` entries
+    /// were expanded).
     pub fn line_of(&self, offset: usize) -> usize {
-        match self.line_starts.binary_search(&offset) {
+        let line = match self.line_starts.binary_search(&offset) {
             Ok(i) => i + 1,
             Err(i) => i,
+        };
+        match &self.expansion {
+            Some((anchors, _)) => super::expand::file_line(anchors, line),
+            None => line,
         }
     }
 
@@ -95,9 +114,34 @@ impl Cx {
         !self.diags.borrow().is_empty()
     }
 
-    /// All problems, in file order.
+    /// All problems, in file order. A mistake in an entry with a `count` is reported
+    /// once, under the entry's place in the file (`traffic.E`), not once per copy.
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         let mut d = self.diags.into_inner();
+        if let Some((_, origin)) = &self.expansion {
+            let file = self.file.clone();
+            for x in d.iter_mut().filter(|x| x.file == file) {
+                let Some(rest) = x.path.strip_prefix("traffic.") else {
+                    continue;
+                };
+                let (idx, tail) = rest.split_once('.').unwrap_or((rest, ""));
+                let Some(&(e, copy)) = idx.parse::<usize>().ok().and_then(|k| origin.get(k)) else {
+                    continue;
+                };
+                x.path = if tail.is_empty() {
+                    format!("traffic.{e}")
+                } else {
+                    format!("traffic.{e}.{tail}")
+                };
+                if copy > 0 {
+                    x.reason = format!("{} (in copy {copy} of the entry)", x.reason);
+                }
+            }
+            // Stable: the first copy's message stays.
+            d.sort_by(|a, b| (&a.file, a.line, &a.path).cmp(&(&b.file, b.line, &b.path)));
+            d.dedup_by(|b, a| a.file == b.file && a.line == b.line && a.path == b.path);
+            return d;
+        }
         d.sort_by(|a, b| (&a.file, a.line, &a.path).cmp(&(&b.file, b.line, &b.path)));
         d.dedup();
         d

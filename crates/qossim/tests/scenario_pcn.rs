@@ -505,10 +505,10 @@ fn scenario_admission_domain_equals_the_hand_built_one() {
     let mut blocked = 0.0;
     for a in &topo.ieas {
         let ing = h.ingress(&mut w, &a.name).unwrap();
-        let key = format!("pcn.iea.{}.rtt_ms", a.name);
+        let key = format!("pcn.iea.{}.rtt_s", a.name);
         assert!(close(
             s[&key].as_f64().unwrap(),
-            ing.signalling().round_trip() as f64 / 1e9
+            ing.signalling().round_trip() as f64 / 1e12
         ));
         blocked += s[&format!("pcn.iea.{}.blocked", a.name)].as_f64().unwrap();
     }

@@ -1196,7 +1196,7 @@ def exp_t1(plan: Plan, runs_all: Runs, out_dir: Path, output: StudyOutput) -> No
         p = f"pcn.iea.{name}."
         table.add_ci(name, "load (flows)", ci_of(runs.values(p + "load_flows")))
         table.add(name, "access delay (ms)", delay, runs=0)
-        table.add_ci(name, "RTT (ms)", ci_of(runs.values(p + "rtt_ms")))
+        table.add_ci(name, "RTT (ms)", ci_of([v * 1e3 for v in runs.values(p + "rtt_s")]))
         table.add_ci(name, "optimal", ci_of(runs.values(p + "optimal")))
         _term_cells(table, name, runs, p, {})
     p = _key("D-F", "")

@@ -102,7 +102,7 @@ pub const STATS: &[Stat] = &[
     stat("pcn.{bottleneck|iea}.{name}.{a_minus_o_pts|a_minus_e_pts}", "percentage points", Run, "actual minus optimal (expected) termination"),
     stat("pcn.iea.{iea}.{first|last}_termination_s", "s", Run, "first and last termination of the aggregate"),
     stat("pcn.iea.{iea}.termination_rounds", "rounds", Run, "termination rounds of the aggregate"),
-    stat("pcn.iea.{iea}.rtt_ms", "ms", Run, "the aggregate's round-trip time"),
+    stat("pcn.iea.{iea}.rtt_s", "s", Run, "the aggregate's round-trip time"),
     stat("pcn.iea.{iea}.{offered_calls|blocked_calls|admitted|offered|blocked}", "calls", AfterWarmup, "the aggregate's calls"),
     stat("pcn.iea.{iea}.{blocking|cle}", "fraction", AfterWarmup, "the aggregate's blocking; its congestion level estimate"),
     stat("pcn.iea.{iea}.{active_mean|terminated_flows}", "flows", AfterWarmup, "the aggregate's mean admitted flows; flows it terminated"),

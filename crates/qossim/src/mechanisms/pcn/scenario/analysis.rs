@@ -68,7 +68,7 @@ pub(super) fn finish(sc: &Scenario, w: &mut World, run: &PcnRun, m: &mut Map<Str
                     }),
                 ),
                 ("active_mean".into(), num(get("active_mean"))),
-                ("rtt_ms".into(), json!(to_secs(a.round_trip) * 1e3)),
+                ("rtt_s".into(), json!(to_secs(a.round_trip))),
             ],
         ));
     }

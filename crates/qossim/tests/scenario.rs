@@ -593,18 +593,22 @@ fn a_traffic_entry_is_addressed_by_its_name_in_overrides() {
     );
 }
 
-/// A mistake in an entry with a `count` is reported once, at the file's line, under the
-/// entry's place in the file; lines after the entry keep their file numbers.
-#[test]
-fn mistakes_in_counted_entries_name_the_files_lines() {
-    let text = r#"[run]
+/// The first seven lines of the `count` tests' scenarios.
+const COUNT_HEAD: &str = r#"[run]
 duration = "1s"
 [topology]
 kind = "dumbbell"
 hosts = 3
 access_rate = "10Mbps"
 bottleneck_rate = "10Mbps"
+"#;
 
+/// A mistake in an entry with a `count` is reported once, at the file's line, under the
+/// entry's place in the file; lines after the entry keep their file numbers.
+#[test]
+fn mistakes_in_counted_entries_name_the_files_lines() {
+    let text = COUNT_HEAD.to_string()
+        + r#"
 [[traffic]]
 name = "v{i}"
 count = 3
@@ -623,7 +627,7 @@ model = "CBR"
 kind = "link_throughput"
 link = "r9-r1"
 "#;
-    let d = diags(text);
+    let d = diags(&text);
     let got: Vec<(usize, &str)> = d.iter().map(|x| (x.line, x.path.as_str())).collect();
     assert_eq!(
         got,
@@ -639,25 +643,20 @@ link = "r9-r1"
     assert_eq!(d.iter().filter(|x| x.path.contains("bogus")).count(), 1);
 }
 
-/// A copy whose own substitution is wrong is named by its copy number.
+/// A copy whose own substitution is wrong (s3 of a three-host dumbbell) is named by its
+/// copy number.
 #[test]
 fn a_mistake_in_one_copy_names_the_copy() {
-    let text = r#"[run]
-duration = "1s"
-[topology]
-kind = "dumbbell"
-hosts = 2
-access_rate = "10Mbps"
-bottleneck_rate = "10Mbps"
-[[traffic]]
+    let text = COUNT_HEAD.to_string()
+        + r#"[[traffic]]
 name = "v{i}"
-count = 3
+count = 4
 from = "s{i}"
 to = "d0"
 model = "CBR"
 "#;
-    let d = diags(text);
+    let d = diags(&text);
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!((d[0].line, d[0].path.as_str()), (11, "traffic.0.from"));
-    assert!(d[0].reason.contains("copy 2"), "{}", d[0].reason);
+    assert!(d[0].reason.contains("copy 3"), "{}", d[0].reason);
 }

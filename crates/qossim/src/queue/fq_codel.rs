@@ -438,6 +438,46 @@ mod tests {
         );
     }
 
+    /// One ECN-capable flow arriving at twice the service rate (every 0.5 ms, served
+    /// every 1 ms) for 300 ms: its sub-queue's CoDel decides at 109, 209 and 280 ms (as
+    /// CoDel alone does, see its tests); with `ecn` these are marks on packets that are
+    /// sent, without it head drops.
+    #[test]
+    fn with_ecn_the_sub_queues_mark_instead_of_dropping() {
+        use crate::packet::marks;
+        const MS: Time = crate::time::PS_PER_MS;
+        for ecn in [true, false] {
+            let mut p = FqCodelParams::defaults();
+            p.codel.ecn = ecn;
+            let mut q = FqCodel::new(p, 7);
+            let mut log = DropLog::default();
+            let (mut a, mut t, mut ce) = (0, MS, Vec::new());
+            while t < 300 * MS {
+                if a <= t {
+                    let mut pkt = pkt(1, 1500);
+                    pkt.set(marks::ECN_ECT);
+                    q.enqueue(pkt, a, &mut log);
+                    a += MS / 2;
+                } else {
+                    if let Dequeue::Packet(p) = q.dequeue_with_drops(t, &mut log) {
+                        if p.has(marks::ECN_CE) {
+                            ce.push(t);
+                        }
+                    }
+                    t += MS;
+                }
+            }
+            let c = q.counters();
+            if ecn {
+                assert_eq!(ce, [109 * MS, 209 * MS, 280 * MS]);
+                assert_eq!((c.ecn_marks, c.early_drops, log.early_total()), (3, 0, 0));
+            } else {
+                assert!(ce.is_empty());
+                assert_eq!((c.ecn_marks, c.early_drops, log.early_total()), (0, 3, 3));
+            }
+        }
+    }
+
     #[test]
     fn parameters_are_checked() {
         let ok = FqCodelParams::defaults();

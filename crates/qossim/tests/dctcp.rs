@@ -379,3 +379,51 @@ fn dctcp_keys_are_read_and_checked() {
         assert!(msg.contains(reason), "{tcp}: {msg}");
     }
 }
+
+/// The step queue's keys: `k` in packets or bytes (required), `limit` with its default;
+/// each mistake is one diagnostic on the queue's line at its key.
+#[test]
+fn step_queue_keys_are_read_and_checked() {
+    let text =
+        |queue: &str| step_bottleneck(queue, 1, "congestion = \"dctcp\"\necn = true", "1s", "0s");
+    let spec = |queue: &str| common::link_queue(&text(queue), "r0-r1");
+    let values = |q: qossim::scenario::QueueSpec| match q {
+        qossim::scenario::QueueSpec::Declared { kind, values } => {
+            assert_eq!(kind, "step");
+            (values.limit("k"), values.limit("limit"))
+        }
+        q => panic!("{q:?}"),
+    };
+    assert_eq!(
+        values(spec("{ kind = \"step\", k = \"20p\" }")),
+        (Limit::Packets(20), Limit::Packets(1000))
+    );
+    assert_eq!(
+        values(spec("{ kind = \"step\", k = \"30KB\", limit = \"150KB\" }")),
+        (Limit::Bytes(30_000), Limit::Bytes(150_000))
+    );
+    for (queue, key, reason) in [
+        ("{ kind = \"step\" }", "k", "missing"),
+        (
+            "{ kind = \"step\", k = \"20p\", limit = \"0p\" }",
+            "limit",
+            "positive",
+        ),
+        ("{ kind = \"step\", k = \"0B\" }", "k", "positive"),
+        ("{ kind = \"step\", k = 20 }", "k", "expected"),
+        ("{ kind = \"step\", k = \"20p\", kk = 1 }", "kk", "unknown"),
+    ] {
+        let t = text(queue);
+        let d = common::parse(&t).expect_err(queue);
+        assert_eq!(d.len(), 1, "{queue}: {d:#?}");
+        let line = t.lines().position(|l| l.starts_with("queue")).unwrap() + 1;
+        let path = format!("links.r0-r1.queue.{key}");
+        assert_eq!(
+            (d[0].line, d[0].path.as_str()),
+            (line, path.as_str()),
+            "{}",
+            d[0]
+        );
+        assert!(d[0].reason.contains(reason), "{queue}: {}", d[0]);
+    }
+}

@@ -28,7 +28,7 @@ pub static STEP: QueueKind = QueueKind {
     params: &[
         Param::new("k", Type::Limit, Absent::Required, "Marking threshold: arrivals finding more than this queued are marked.")
             .unit("p or B")
-            .bounds(Bounds::AtLeast(0.0)),
+            .bounds(Bounds::Positive),
         Param::new("limit", Type::Limit, Absent::Is("1000p"), "Buffer; arrivals beyond it are dropped at the tail.")
             .unit("p or B")
             .bounds(Bounds::Positive),
@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn parameters_are_checked() {
         let ok = StepParams {
-            k: Limit::Packets(0),
+            k: Limit::Packets(1),
             limit: Limit::Packets(10),
         };
         assert!(ok.validate().is_ok());
@@ -253,5 +253,12 @@ mod tests {
         .validate()
         .unwrap_err();
         assert_eq!(e, "limit: must be positive");
+        let e = StepParams {
+            k: Limit::Bytes(0),
+            ..ok
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e, "k: must be positive");
     }
 }

@@ -1,6 +1,6 @@
-//! ECN end to end (RFC 3168): ECN-capable TCP connections through a RED bottleneck with
-//! `ecn = true` are marked where they would have been dropped early, and react to the
-//! echoes; without ECN the same decisions are drops.
+//! ECN end to end (RFC 3168): ECN-capable TCP connections through a RED, CoDel, PIE or
+//! FQ-CoDel bottleneck with `ecn = true` are marked where they would have been dropped
+//! early, and react to the echoes; without ECN the same decisions are drops.
 
 mod common;
 

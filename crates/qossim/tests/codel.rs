@@ -30,6 +30,7 @@ fn keys_are_read_with_the_rfc_defaults() {
             interval: 100 * ms,
             mtu: 1500,
             limit: Limit::Packets(1000),
+            ecn: false,
         })
     );
     assert_eq!(
@@ -41,6 +42,7 @@ fn keys_are_read_with_the_rfc_defaults() {
             interval: 40 * ms,
             mtu: 9000,
             limit: Limit::Bytes(64_000),
+            ecn: false,
         })
     );
     // The topology's default queue reaches every link.

@@ -115,6 +115,10 @@ pub fn all() -> Vec<Table> {
             stats: crate::transport::tcp::STATS,
         },
         Table {
+            component: "DCTCP",
+            stats: crate::transport::dctcp::STATS,
+        },
+        Table {
             component: "flow generators (calls)",
             stats: crate::traffic::generator::STATS,
         },
@@ -178,6 +182,10 @@ pub const QUEUE_STATS: &[Stat] = &[
     stat("link.{link}.codel_count_reused", "times", Run, "CoDel: entries that resumed the previous drop count"),
     stat("link.{link}.codel_max_count", "drops", Run, "CoDel: the largest drop count of a dropping state"),
     stat("link.{link}.codel_sojourn_mean_s", "s", Run, "CoDel: mean sojourn time of the packets dequeued"),
+    stat("link.{link}.codel_ecn_marks", "packets", Run, "CoDel with ecn = true: ECN-capable packets marked CE where the law would drop"),
+    stat("link.{link}.pie_ecn_marks", "packets", Window::AfterWarmup, "PIE with ecn = true: ECN-capable arrivals marked CE instead of dropped"),
+    stat("link.{link}.fq_codel_ecn_marks", "packets", Window::AfterWarmup, "FQ-CoDel with ecn = true: ECN-capable packets marked CE by the sub-queues' CoDel"),
+    stat("link.{link}.step_{arrivals|marks|overflow_drops}", "packets", Window::AfterWarmup, "step marking: arrivals; ECN-capable arrivals marked CE (queue above k); drops of a full buffer"),
 ];
 
 /// Whether `key` is an instance of the pattern `pattern` (placeholders match any non-empty

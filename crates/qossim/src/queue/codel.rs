@@ -30,6 +30,14 @@
 //! Head drops are recorded as [`DropCause::Early`]; arrivals finding the buffer full
 //! (`limit`, packets or bytes) are dropped at the tail as [`DropCause::Overflow`].
 //!
+//! # ECN
+//! With `ecn = true` (RFC 8289, section 5.4: mark instead of drop), a packet the control
+//! law would drop that carries ECT ([`marks::ECN_ECT`]) is marked CE and sent instead:
+//! on entry to the dropping state the marked packet is the one sent, and in the state a
+//! mark counts and schedules like a drop (`count + 1`, `drop_next` advances by
+//! `interval / sqrt(count)`) and ends the round, since the marked packet leaves. Packets
+//! without ECT are dropped as before. Overflows are always drops.
+//!
 //! # Arithmetic
 //! Times are integer picoseconds. The spacing `interval / sqrt(count)` is computed as
 //! `isqrt(floor(interval^2 / count))` in 128-bit integers, which equals
@@ -39,7 +47,7 @@
 
 use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
 use crate::decl::{limit_value, Absent, Bounds, Param, Problem, Type, Value, Values};
-use crate::packet::Packet;
+use crate::packet::{marks, Packet};
 use crate::scenario::QueueSpec;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -57,6 +65,8 @@ pub struct CodelParams {
     pub mtu: u32,
     /// Buffer size; arrivals beyond it are dropped at the tail.
     pub limit: Limit,
+    /// Mark ECN-capable packets CE instead of dropping them (RFC 8289, section 5.4).
+    pub ecn: bool,
 }
 
 impl CodelParams {
@@ -81,6 +91,7 @@ impl CodelParams {
             ("target", Value::Time(self.target)),
             ("interval", Value::Time(self.interval)),
             ("mtu", Value::Size(self.mtu as u64)),
+            ("ecn", Value::Bool(self.ecn)),
         ])
     }
 
@@ -91,6 +102,7 @@ impl CodelParams {
             interval: v.time("interval"),
             mtu: v.count("mtu") as u32,
             limit: v.limit("limit"),
+            ecn: v.bool("ecn"),
         }
     }
 }
@@ -114,6 +126,7 @@ pub static CODEL: QueueKind = QueueKind {
         Param::new("mtu", Type::Size, Absent::Is("1500B"), "A queue of at most this many bytes is never judged standing.")
             .unit("B")
             .bounds(Bounds::PositiveAtMost(u32::MAX as f64)),
+        ECN,
     ],
     rules: codel_rules,
     spec: |v| QueueSpec::Codel(CodelParams::from_values(&v)),
@@ -122,6 +135,14 @@ pub static CODEL: QueueKind = QueueKind {
         q => unreachable!("CoDel asked to build {q:?}"),
     },
 };
+
+/// ECN marking instead of head drops, shared with FQ-CoDel.
+pub(super) const ECN: Param = Param::new(
+    "ecn",
+    Type::Bool,
+    Absent::Is("false"),
+    "Mark ECN-capable packets CE where the control law would drop them (overflows stay drops).",
+);
 
 /// The interval must be longer than the target.
 fn codel_rules(v: &Values) -> Vec<Problem> {
@@ -183,6 +204,8 @@ pub struct CodelCounters {
     pub count_reused: u64,
     /// The largest drop count reached.
     pub max_count: u64,
+    /// ECN-capable packets marked CE instead of dropped (with `ecn`).
+    pub ecn_marks: u64,
 }
 
 /// A CoDel queue (RFC 8289), see the module notes.
@@ -280,6 +303,18 @@ impl Codel {
         Some((pkt, sojourn, droppable))
     }
 
+    /// With `ecn`, marks `pkt` CE if it is ECN-capable (true: it is to be sent, not
+    /// dropped).
+    fn mark(&mut self, pkt: &mut Packet) -> bool {
+        if self.p.ecn && pkt.has(marks::ECN_ECT) {
+            pkt.set(marks::ECN_CE);
+            self.counters.ecn_marks += 1;
+            true
+        } else {
+            false
+        }
+    }
+
     fn drop_head(&mut self, pkt: &Packet, drops: &mut DropLog) {
         self.counters.early_drops += 1;
         drops.record(pkt, DropCause::Early);
@@ -314,6 +349,11 @@ impl Codel {
                 self.dropping = false;
             }
             while self.dropping && now >= self.drop_next {
+                if self.mark(&mut pkt) {
+                    self.count += 1;
+                    self.drop_next += codel_spacing(self.p.interval, self.count);
+                    break;
+                }
                 self.drop_head(&pkt, drops);
                 self.count += 1;
                 match self.take(now) {
@@ -334,8 +374,12 @@ impl Codel {
                 }
             }
         } else if droppable {
-            self.drop_head(&pkt, drops);
-            let next = self.take(now);
+            let next = if self.mark(&mut pkt) {
+                Some((pkt, sojourn, true))
+            } else {
+                self.drop_head(&pkt, drops);
+                self.take(now)
+            };
             self.dropping = true;
             self.counters.dropping_entered += 1;
             let delta = self.count.saturating_sub(self.last_count);
@@ -396,6 +440,9 @@ impl QueueDisc for Codel {
         out.push(("codel_count_reused".into(), c.count_reused as f64));
         out.push(("codel_max_count".into(), c.max_count as f64));
         out.push(("codel_sojourn_mean_s".into(), self.sojourn_mean_s()));
+        if self.p.ecn {
+            out.push(("codel_ecn_marks".into(), c.ecn_marks as f64));
+        }
     }
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
@@ -518,6 +565,66 @@ mod tests {
         assert_eq!(s.q.count(), s.drops.len() as u64);
         assert!(s.drops.len() > 20, "{}", s.drops.len());
         s.check_conservation();
+    }
+
+    /// The same overload as above with ECN on and ECN-capable packets: every decision of
+    /// the control law is a mark at the same instant the drop was (109, 209, 280, 338,
+    /// 388 ms, ...: a mark counts and schedules like a drop), nothing is dropped and every
+    /// service sends a packet. Packets without ECT are still dropped on that schedule.
+    #[test]
+    fn with_ecn_the_control_law_marks_ect_packets_instead_of_dropping() {
+        let run = |ect: bool| {
+            let mut q = Codel::new(CodelParams {
+                ecn: true,
+                ..params()
+            });
+            let mut log = DropLog::default();
+            let (mut marked, mut sent, mut drops) = (Vec::new(), 0u64, Vec::new());
+            let (mut a, mut s) = (0, MS);
+            let to = 2000 * MS;
+            while a < to || s < to {
+                if a < to && a <= s {
+                    let mut p = Packet::of_size(1500);
+                    if ect {
+                        p.set(marks::ECN_ECT);
+                    }
+                    q.enqueue(p, a, &mut log);
+                    a += MS / 2;
+                } else {
+                    let before = log.early_total();
+                    if let Dequeue::Packet(p) = q.dequeue_with_drops(s, &mut log) {
+                        sent += 1;
+                        if p.has(marks::ECN_CE) {
+                            marked.push(s);
+                        }
+                    }
+                    drops.extend((before..log.early_total()).map(|_| s));
+                    s += MS;
+                }
+            }
+            (marked, drops, sent, q.counters())
+        };
+        let (marked, drops, sent, c) = run(true);
+        assert_eq!(
+            &marked[..5],
+            &[109 * MS, 209 * MS, 280 * MS, 338 * MS, 388 * MS]
+        );
+        let mut due = marked[0] + 100 * MS;
+        for (k, &t) in marked.iter().enumerate().skip(1) {
+            assert_eq!(t, due.div_ceil(MS) * MS, "mark {k}");
+            due += codel_spacing(100 * MS, k as u64 + 1);
+        }
+        assert!(drops.is_empty());
+        assert_eq!(sent, 1999, "one packet per service from 1 ms to 1999 ms");
+        assert_eq!(c.ecn_marks, marked.len() as u64);
+        assert_eq!((c.early_drops, c.dropping_entered), (0, 1));
+        let (marked, drops, _, c) = run(false);
+        assert!(marked.is_empty());
+        assert_eq!(
+            &drops[..5],
+            &[109 * MS, 209 * MS, 280 * MS, 338 * MS, 388 * MS]
+        );
+        assert_eq!(c.ecn_marks, 0);
     }
 
     /// A packet every 1 ms, each served 6 ms after it arrived (above the 5 ms target,

@@ -11,6 +11,7 @@ mod kind;
 pub mod pie;
 mod priority;
 mod red;
+pub mod step;
 
 pub use codel::{codel_spacing, Codel, CodelCounters, CodelParams, CODEL};
 pub use droptail::{DropTail, Limit, DROPTAIL};
@@ -31,6 +32,7 @@ pub static DISCIPLINES: &[&QueueKind] = &[
     &CODEL,
     &pie::PIE,
     &fq_codel::FQ_CODEL,
+    &step::STEP,
 ];
 
 /// The discipline scenarios call `name` (its name or an alias).

@@ -35,7 +35,13 @@
 //! 20 %, or while the queue holds at most two MTU-sized packets (`2 mtu` bytes);
 //! otherwise it is dropped with the current probability ([`DropCause::Early`]), one
 //! uniform draw from the discipline's stream per judged arrival. The RFC's optional
-//! de-randomisation and ECN marking are not modelled.
+//! de-randomisation is not modelled.
+//!
+//! # ECN
+//! With `ecn = true` (RFC 8033, section 5.1), an arrival the draw would drop is instead
+//! marked CE and kept when it carries ECT ([`marks::ECN_ECT`]) and the drop probability
+//! is at most `mark_ecnth` (10 % by default); above that threshold, or without ECT, it
+//! is dropped. Marking does not change the controller, which sees only the delay.
 //!
 //! # Arithmetic
 //! Times are integer picoseconds; the controller works in `f64` with additions,
@@ -44,7 +50,7 @@
 
 use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
 use crate::decl::{self, limit_value, Absent, Bounds, Param, Type, Value, Values};
-use crate::packet::Packet;
+use crate::packet::{marks, Packet};
 use crate::rng::Rng;
 use crate::scenario::QueueSpec;
 use crate::time::{to_secs, Time};
@@ -78,6 +84,10 @@ pub static PIE: QueueKind = QueueKind {
         Param::new("mtu", Type::Size, Absent::Is("1500B"), "A queue of at most two of these is never dropped from early.")
             .unit("B")
             .bounds(Bounds::PositiveAtMost(u32::MAX as f64)),
+        Param::new("ecn", Type::Bool, Absent::Is("false"), "Mark ECN-capable packets CE instead of dropping them while the probability is at most mark_ecnth.")
+        ,
+        Param::new("mark_ecnth", Type::Number, Absent::Is("0.1"), "Drop probability above which ECN-capable packets are dropped, not marked.")
+            .bounds(Bounds::Between(0.0, 1.0)),
     ],
     rules: decl::no_rules,
     spec: |v| QueueSpec::Declared {
@@ -109,6 +119,10 @@ pub struct PieParams {
     pub max_burst: Time,
     /// Maximum packet size, bytes.
     pub mtu: u32,
+    /// Mark ECN-capable packets instead of dropping them (RFC 8033, section 5.1).
+    pub ecn: bool,
+    /// Marking only while the drop probability is at most this.
+    pub mark_ecnth: f64,
 }
 
 impl PieParams {
@@ -130,6 +144,8 @@ impl PieParams {
             beta: v.number("beta"),
             max_burst: v.time("max_burst"),
             mtu: v.count("mtu") as u32,
+            ecn: v.bool("ecn"),
+            mark_ecnth: v.number("mark_ecnth"),
         }
     }
 
@@ -143,6 +159,8 @@ impl PieParams {
             ("beta", Value::Number(self.beta)),
             ("max_burst", Value::Time(self.max_burst)),
             ("mtu", Value::Size(self.mtu as u64)),
+            ("ecn", Value::Bool(self.ecn)),
+            ("mark_ecnth", Value::Number(self.mark_ecnth)),
         ])
     }
 
@@ -159,6 +177,8 @@ pub struct PieCounters {
     pub early_drops: u64,
     /// Arrivals dropped because the buffer was full.
     pub overflow_drops: u64,
+    /// ECN-capable arrivals marked CE instead of dropped (with `ecn`).
+    pub ecn_marks: u64,
     /// Controller updates.
     pub updates: u64,
     /// Sum of the current delay seen at the updates, seconds.
@@ -287,10 +307,16 @@ impl QueueDisc for Pie {
             drops.record(&pkt, DropCause::Overflow);
             return;
         }
+        let mut pkt = pkt;
         if !self.spared() && self.rng.uniform() < self.prob {
-            self.counters.early_drops += 1;
-            drops.record(&pkt, DropCause::Early);
-            return;
+            if self.p.ecn && self.prob <= self.p.mark_ecnth && pkt.has(marks::ECN_ECT) {
+                pkt.set(marks::ECN_CE);
+                self.counters.ecn_marks += 1;
+            } else {
+                self.counters.early_drops += 1;
+                drops.record(&pkt, DropCause::Early);
+                return;
+            }
         }
         self.bytes += pkt.size as u64;
         self.q.push_back((now, pkt));
@@ -338,6 +364,9 @@ impl QueueDisc for Pie {
         out.push(("pie_updates".into(), c.updates as f64));
         out.push(("pie_delay_mean_s".into(), per_update(c.delay_sum_s)));
         out.push(("pie_drop_prob_mean".into(), per_update(c.prob_sum)));
+        if self.p.ecn {
+            out.push(("pie_ecn_marks".into(), c.ecn_marks as f64));
+        }
     }
     fn on_warmup(&mut self, _now: Time) {
         self.counters = PieCounters::default();
@@ -435,6 +464,60 @@ mod tests {
         q.on_timer(15 * MS, &mut log);
         let step = 0.125 * -0.015;
         assert!((q.probability() - (0.5 + step) * 0.98).abs() < 1e-15);
+    }
+
+    /// ECN marking: with the probability at 0.1 (the threshold, inclusive) every judged
+    /// ECT arrival is marked when the draw says drop, a non-ECT one dropped; at 0.11 the
+    /// ECT ones are dropped too. Draws are those of a second stream with the same seed,
+    /// so the expected verdict of each arrival is known.
+    #[test]
+    fn ecn_marks_ect_arrivals_only_up_to_the_threshold() {
+        for prob in [0.1, 0.11] {
+            let p = PieParams {
+                ecn: true,
+                ..PieParams::new(Limit::Packets(100_000))
+            };
+            let mut q = Pie::new(p, Rng::from_seed(9));
+            let mut draws = Rng::from_seed(9);
+            let mut log = DropLog::default();
+            q.burst = 0;
+            q.prob = prob;
+            q.delay_old = 100 * MS;
+            for _ in 0..3 {
+                q.enqueue(pkt(), 0, &mut log);
+            }
+            let (mut marks_expected, mut drops_expected) = (0, 0);
+            for i in 0..2000 {
+                let mut a = pkt();
+                let ect = i % 2 == 0;
+                if ect {
+                    a.set(marks::ECN_ECT);
+                }
+                if draws.uniform() < prob {
+                    if ect && prob <= 0.1 {
+                        marks_expected += 1;
+                    } else {
+                        drops_expected += 1;
+                    }
+                }
+                q.enqueue(a, 0, &mut log);
+            }
+            let c = q.counters();
+            assert_eq!(
+                (c.ecn_marks, c.early_drops),
+                (marks_expected, drops_expected)
+            );
+            assert_eq!(log.early_total(), drops_expected);
+            let mut ce = 0;
+            q.for_each_queued(&mut |p| ce += u64::from(p.has(marks::ECN_CE)));
+            assert_eq!(ce, marks_expected);
+            assert!(drops_expected > 50, "{drops_expected}");
+            if prob <= 0.1 {
+                assert!(marks_expected > 50, "{marks_expected}");
+            } else {
+                assert_eq!(marks_expected, 0);
+            }
+        }
     }
 
     #[test]

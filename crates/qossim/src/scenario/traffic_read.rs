@@ -83,17 +83,22 @@ pub(super) fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
         Some(0)
     };
     let congestion = if t.has("congestion") {
-        use crate::transport::{Congestion, CubicParams};
+        use crate::transport::{dctcp, Congestion, CubicParams, DctcpParams};
         match t.str(cx, "congestion").as_deref() {
             Some("reno") => Some(Congestion::Reno),
             Some("newreno") => Some(Congestion::NewReno),
             Some("cubic") => Some(Congestion::Cubic(CubicParams::default())),
+            Some("dctcp") => super::declared::read_params(cx, t, "tcp", &[dctcp::G]).map(|v| {
+                Congestion::Dctcp(DctcpParams {
+                    g: v.number("dctcp_g"),
+                })
+            }),
             Some(o) => {
                 t.error(
                     cx,
                     "congestion",
                     format!(
-                        "unknown congestion control {:?}; expected \"reno\", \"newreno\" or \"cubic\"",
+                        "unknown congestion control {:?}; expected \"reno\", \"newreno\", \"cubic\" or \"dctcp\"",
                         o
                     ),
                 );
@@ -109,6 +114,13 @@ pub(super) fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     } else {
         Some(d.ecn)
     };
+    let dctcp = matches!(congestion, Some(crate::transport::Congestion::Dctcp(_)));
+    if dctcp && ecn == Some(false) {
+        t.error(cx, "congestion", "\"dctcp\" needs ecn = true");
+    }
+    if t.has("dctcp_g") && !dctcp && congestion.is_some() {
+        t.error(cx, "dctcp_g", "only with congestion = \"dctcp\"");
+    }
     for key in ["size", "interval", "stop", "jitter"] {
         if t.has(key) {
             t.error(
@@ -142,6 +154,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "start_spread",
     "congestion",
     "ecn",
+    "dctcp_g",
 ];
 
 /// The keys [`read_model`] reads.

@@ -35,6 +35,9 @@
 //!   with ssthresh = max(0.7 x flight, 2) at a congestion event, and grows the window in
 //!   congestion avoidance along the cubic curve (or the Reno-friendly estimate where that
 //!   is larger), timed by a smoothed RTT of exact samples (not the 10-ms ticks).
+//! - DCTCP ([`Congestion::Dctcp`], RFC 8257, see [`super::dctcp`]) recovers and grows as
+//!   NewReno, and reduces on an ECN echo to `cwnd (1 − α/2)` instead of half the flight;
+//!   its receiver echoes each segment's CE state exactly instead of latching it.
 //! - ECN ([`TcpConfig::ecn`], RFC 3168): new data segments carry ECT (retransmissions
 //!   do not). An ACK with ECE, outside fast recovery and once per window of data
 //!   (`snd_una` past the highest segment sent at the last reduction), reduces as a loss
@@ -68,6 +71,7 @@
 //! separately.
 
 use super::cubic::{Cubic, CubicParams};
+use super::dctcp::{Dctcp, DctcpParams};
 use crate::net::{marks, AgentId, FlowId, Packet, PacketKind, NONE};
 use crate::time::{to_secs, Time, NEVER, PS_PER_MS, PS_PER_S};
 use crate::traffic::PacketTemplate;
@@ -95,6 +99,8 @@ pub enum Congestion {
     NewReno,
     /// CUBIC (RFC 9438) window growth and β = 0.7 over NewReno's recovery.
     Cubic(CubicParams),
+    /// DCTCP (RFC 8257): NewReno with ECN echoes reducing the window by α/2.
+    Dctcp(DctcpParams),
 }
 
 impl Congestion {
@@ -104,6 +110,7 @@ impl Congestion {
             Congestion::Reno => "reno",
             Congestion::NewReno => "newreno",
             Congestion::Cubic(_) => "cubic",
+            Congestion::Dctcp(_) => "dctcp",
         }
     }
 }
@@ -241,6 +248,8 @@ pub struct TcpRenoSender {
     ecn_recover: u64,
     /// ECN: the next new segment carries CWR.
     cwr_pending: bool,
+    /// DCTCP's estimate and windows.
+    dctcp: Option<Dctcp>,
 }
 
 impl TcpRenoSender {
@@ -282,6 +291,10 @@ impl TcpRenoSender {
             partial_seen: false,
             ecn_recover: 0,
             cwr_pending: false,
+            dctcp: match cfg.congestion {
+                Congestion::Dctcp(p) => Some(Dctcp::new(p)),
+                _ => None,
+            },
         }
     }
 
@@ -350,6 +363,11 @@ impl TcpRenoSender {
     /// Counters.
     pub fn stats(&self) -> TcpStats {
         self.stats
+    }
+
+    /// DCTCP's state ([`Congestion::Dctcp`] only).
+    pub fn dctcp(&self) -> Option<&Dctcp> {
+        self.dctcp.as_ref()
     }
 
     /// Smoothed RTT, if any sample was taken since the last reset.
@@ -499,6 +517,12 @@ impl TcpRenoSender {
 
     fn on_ack(&mut self, ack: u64, ece: bool, ctx: &mut Ctx) {
         self.stats.acks += 1;
+        if let Some(d) = self.dctcp.as_mut() {
+            let una = ack.min(self.snd_max);
+            if una > self.snd_una {
+                d.on_ack(una - self.snd_una, ece, una, self.snd_nxt);
+            }
+        }
         if ece && self.cfg.ecn && !self.in_recovery && ack > self.snd_una.max(self.ecn_recover) {
             return self.ecn_reduce(ack, ctx);
         }
@@ -541,7 +565,10 @@ impl TcpRenoSender {
     fn ecn_reduce(&mut self, ack: u64, ctx: &mut Ctx) {
         self.stats.ecn_reductions += 1;
         self.sample_if_covered(ack, ctx);
-        self.ssthresh = self.reduced();
+        self.ssthresh = match &self.dctcp {
+            Some(d) => d.reduced(self.cwnd),
+            None => self.reduced(),
+        };
         self.cwnd = self.ssthresh;
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
@@ -707,6 +734,9 @@ impl Agent for TcpRenoSender {
         if self.cfg.ecn {
             out.push(("ecn_reductions".into(), json!(s.ecn_reductions)));
         }
+        if let Some(d) = &self.dctcp {
+            d.report(out);
+        }
     }
 
     /// Segment counts restart at the end of the warm-up.
@@ -714,6 +744,9 @@ impl Agent for TcpRenoSender {
         self.measure_from = now;
         self.stats.segments_measured = 0;
         self.stats.in_measured = 0;
+        if let Some(d) = self.dctcp.as_mut() {
+            d.on_warmup();
+        }
     }
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
@@ -733,6 +766,9 @@ pub struct TcpReceiverConfig {
     pub delayed_ack: Option<Time>,
     /// Goodput in the report counts payload delivered from this time on.
     pub measure_from: Time,
+    /// Echo each segment's CE state exactly (DCTCP, RFC 8257) instead of latching ECE
+    /// until CWR (RFC 3168).
+    pub dctcp: bool,
 }
 
 impl Default for TcpReceiverConfig {
@@ -743,6 +779,7 @@ impl Default for TcpReceiverConfig {
             header_bytes: 40,
             delayed_ack: None,
             measure_from: 0,
+            dctcp: false,
         }
     }
 }
@@ -865,11 +902,24 @@ impl Agent for TcpReceiver {
             return;
         }
         let now = ctx.now();
-        if pkt.has(marks::TCP_CWR) {
-            self.ece = false;
-        }
-        if pkt.has(marks::ECN_CE) {
-            self.ece = true;
+        if self.cfg.dctcp {
+            // RFC 8257's two states: a change of CE state first sends the delayed ACK
+            // with the old one.
+            let ce = pkt.has(marks::ECN_CE);
+            if ce != self.ece {
+                if let Some(p) = self.pending {
+                    self.dack_gen = next_gen(self.dack_gen);
+                    self.send_ack(&p, ctx);
+                }
+                self.ece = ce;
+            }
+        } else {
+            if pkt.has(marks::TCP_CWR) {
+                self.ece = false;
+            }
+            if pkt.has(marks::ECN_CE) {
+                self.ece = true;
+            }
         }
         let mut immediate = false;
         if pkt.seq < self.rcv_nxt {

@@ -63,7 +63,7 @@ pub struct PortInfo {
 /// `on_arrival` runs for every packet offered to the port before the queue discipline
 /// sees it; it may change the packet's marks or class, and returns `false` to discard it.
 /// `on_departure` runs when a packet starts transmission.
-pub trait PortHook {
+pub trait PortHook: std::any::Any {
     /// A packet arrives at the port.
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool;
     /// A packet starts transmission. Only called if [`PortHook::wants_departures`].
@@ -78,8 +78,45 @@ pub trait PortHook {
     fn report(&self, _out: &mut Vec<(String, f64)>) {}
     /// The warm-up ends at `now`: counters that are measured after it start again.
     fn on_warmup(&mut self, _now: Time) {}
-    /// Gives access to the concrete type (to reconfigure a hook during a run).
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+/// A typed handle on a hook: its link, its place in the link's chain and its type, as
+/// [`Network::add_hook`] returned it. [`Network::hook_mut`] gives the hook back as a `T`
+/// (to read it after a run or reconfigure it during one) without a type test where it is
+/// used.
+pub struct HookHandle<T> {
+    link: LinkId,
+    index: usize,
+    hook: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> HookHandle<T> {
+    /// The link whose port the hook sits on.
+    pub fn link(self) -> LinkId {
+        self.link
+    }
+}
+
+impl<T> Clone for HookHandle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for HookHandle<T> {}
+
+impl<T> PartialEq for HookHandle<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.link, self.index) == (other.link, other.index)
+    }
+}
+
+impl<T> Eq for HookHandle<T> {}
+
+impl<T> std::fmt::Debug for HookHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HookHandle(link {}, #{})", self.link, self.index)
+    }
 }
 
 /// Per-link counters.
@@ -511,10 +548,26 @@ impl Network {
         Ok(i)
     }
 
-    /// Attaches a hook to a link's output port.
-    pub fn add_hook(&mut self, link: LinkId, hook: Box<dyn PortHook>) {
-        self.links[link as usize].hooks.push(hook);
+    /// Attaches a hook to a link's output port (after those it has); returns its typed
+    /// handle.
+    pub fn add_hook<T: PortHook>(&mut self, link: LinkId, hook: Box<T>) -> HookHandle<T> {
+        let hooks = &mut self.links[link as usize].hooks;
+        hooks.push(hook);
+        let index = hooks.len() - 1;
         self.refresh_fast_path(link);
+        HookHandle {
+            link,
+            index,
+            hook: std::marker::PhantomData,
+        }
+    }
+
+    /// The hook `h` (panics if the link's hook chain was changed other than by
+    /// [`Network::add_hook`]).
+    pub fn hook_mut<T: PortHook>(&mut self, h: HookHandle<T>) -> &mut T {
+        let hook: &mut dyn std::any::Any = self.links[h.link as usize].hooks[h.index].as_mut();
+        hook.downcast_mut::<T>()
+            .expect("the hook chain was changed")
     }
 
     /// Looks a link up by name.

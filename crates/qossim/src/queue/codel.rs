@@ -397,9 +397,6 @@ impl QueueDisc for Codel {
         out.push(("codel_max_count".into(), c.max_count as f64));
         out.push(("codel_sojourn_mean_s".into(), self.sojourn_mean_s()));
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

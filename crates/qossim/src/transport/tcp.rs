@@ -715,10 +715,6 @@ impl Agent for TcpRenoSender {
         self.stats.segments_measured = 0;
         self.stats.in_measured = 0;
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Configuration of a [`TcpReceiver`].
@@ -934,10 +930,6 @@ impl Agent for TcpReceiver {
     fn on_warmup(&mut self, now: Time) {
         self.cfg.measure_from = now;
         self.measured_bytes = 0;
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

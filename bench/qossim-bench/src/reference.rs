@@ -44,7 +44,7 @@ fn main() {
     if arg("--transit", 1.0) == 0.0 {
         w.net.disable_fast_paths();
     }
-    let sink = w.add_agent("sink", Box::new(Sink));
+    let sink = w.add_agent("sink", Box::new(Sink)).id();
     let group = w.flows.add_group("voice");
     let model = std::sync::Arc::new(SourceModel::Cbr {
         size: 160,

@@ -51,16 +51,13 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .map_or(duration, secs);
     let mut w: World = qossim::scenario::build(&sc, seed).expect("build");
-    let (mut egress, mut generator) = (None, None);
-    for id in 0..w.agents.len() as u32 {
-        if w.agents.get_mut::<PcnEgress>(id).is_some() {
-            egress = Some(id);
-        }
-        if w.agents.get_mut::<FlowGenerator>(id).is_some() {
-            generator = Some(id);
-        }
-    }
-    let (egress, generator) = (egress.expect("an egress"), generator.expect("an aggregate"));
+    // The last of each (a pcn_single scenario has one egress and one aggregate).
+    let egress = *w.agents.of_type::<PcnEgress>().last().expect("an egress");
+    let generator = *w
+        .agents
+        .of_type::<FlowGenerator>()
+        .last()
+        .expect("an aggregate");
     let link = w.link("A-B").expect("a pcn_single topology");
     let ingress = w.net.links[link as usize].from;
     let rate = w.net.links[link as usize].rate_bps as f64;

@@ -62,11 +62,8 @@ fn main() {
         .drops
         .observe(Box::new(Log(dropped.clone())));
     let rio = |w: &mut qossim::World| -> (u64, u64, f64, f64, usize, usize) {
-        let q = w.net.links[link]
-            .qdisc
-            .as_any_mut()
-            .downcast_mut::<Rio>()
-            .expect("not a RIO queue");
+        let q: &mut dyn std::any::Any = w.net.links[link].qdisc.as_mut();
+        let q = q.downcast_mut::<Rio>().expect("not a RIO queue");
         let (ci, co) = (q.counters(true), q.counters(false));
         (
             ci.arrivals,

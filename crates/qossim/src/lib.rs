@@ -38,10 +38,10 @@ pub mod transport;
 pub mod world;
 
 pub use api::{build, load, parse, run};
-pub use net::{Network, Packet};
+pub use net::{HookHandle, Network, Packet};
 pub use rng::Rng;
 pub use time::Time;
-pub use world::{Agent, Ctx, World};
+pub use world::{Agent, AgentHandle, Ctx, World};
 
 /// The version of this crate.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -17,6 +17,7 @@ use crate::time::{to_secs, Time};
 use serde_json::Value;
 use std::any::Any;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 
 mod flows;
 mod summary;
@@ -57,7 +58,7 @@ pub trait Agent: Any {
         PortVerdict::Pass
     }
     /// A signal sent with [`Ctx::signal`] by agent `from` arrived. `msg` is the sent
-    /// value; a receiver reads the message types it knows (`msg.downcast_ref::<T>()`).
+    /// value; a receiver reads the message types it knows ([`read_signal`]).
     fn on_signal(&mut self, _from: AgentId, _msg: &dyn Any, _ctx: &mut Ctx) {}
     /// The warm-up ended at `now`: counts measured after it start again.
     fn on_warmup(&mut self, _now: Time) {}
@@ -68,13 +69,56 @@ pub trait Agent: Any {
     fn held(&self, _f: &mut dyn FnMut(&Packet)) {}
     /// Appends summary entries (key relative to the agent's name, value).
     fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
-    /// Gives access to the concrete type (for controllers that configure their peers).
-    fn as_any_mut(&mut self) -> &mut dyn Any;
     /// True if all this agent ever does with a packet addressed to it is count it as
     /// delivered (`Flows::delivered` at the arrival time) — a plain sink. The world then
     /// counts such packets itself without calling the agent: the same counts, for less.
     fn only_counts_deliveries(&self) -> bool {
         false
+    }
+}
+
+/// The message of a signal ([`Agent::on_signal`]) if it is a `M`. Signals are the one
+/// dynamically typed channel between agents: a receiver tries the message types it knows.
+pub fn read_signal<M: Any>(msg: &dyn Any) -> Option<&M> {
+    msg.downcast_ref::<M>()
+}
+
+/// A typed handle on an agent: its id and its type, as the call that added it returned
+/// it ([`World::add_agent`], [`Ctx::spawn`]). Typed access through a handle
+/// ([`Agents::get_mut`], [`World::agent`]) needs no type test where it is used: the one
+/// check that the slot holds a `T` is in [`Agents`].
+pub struct AgentHandle<T> {
+    id: AgentId,
+    agent: PhantomData<fn() -> T>,
+}
+
+impl<T> AgentHandle<T> {
+    /// The agent's id (for packets addressed to it, taps, port elements, signals).
+    #[inline]
+    pub fn id(self) -> AgentId {
+        self.id
+    }
+}
+
+impl<T> Clone for AgentHandle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for AgentHandle<T> {}
+
+impl<T> PartialEq for AgentHandle<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl<T> Eq for AgentHandle<T> {}
+
+impl<T> std::fmt::Debug for AgentHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AgentHandle({})", self.id)
     }
 }
 
@@ -111,14 +155,27 @@ impl Agents {
         ids.sort_unstable();
         ids.first().copied()
     }
-    /// Typed access to an agent (None if it was stopped, is running right now, or has
-    /// another type).
-    pub fn get_mut<T: Agent>(&mut self, id: AgentId) -> Option<&mut T> {
-        self.slots
-            .get_mut(id as usize)?
-            .as_mut()?
-            .as_any_mut()
-            .downcast_mut::<T>()
+    /// Typed access to an agent (None if it was stopped or is running right now).
+    pub fn get_mut<T: Agent>(&mut self, h: AgentHandle<T>) -> Option<&mut T> {
+        let a: &mut dyn Any = self.slots.get_mut(h.id as usize)?.as_deref_mut()?;
+        a.downcast_mut::<T>()
+    }
+    /// Typed shared access to an agent (None if it was stopped or is running right now).
+    pub fn get<T: Agent>(&self, h: AgentHandle<T>) -> Option<&T> {
+        let a: &dyn Any = self.slots.get(h.id as usize)?.as_deref()?;
+        a.downcast_ref::<T>()
+    }
+    /// The handles of the live agents of type `T`, in id order (for tools that inspect
+    /// a world built elsewhere, such as a scenario's; builders keep the handles they
+    /// get). Agents running right now are not seen.
+    pub fn of_type<T: Agent>(&self) -> Vec<AgentHandle<T>> {
+        (0..self.slots.len())
+            .filter(|&i| matches!(&self.slots[i], Some(a) if (a.as_ref() as &dyn Any).is::<T>()))
+            .map(|i| AgentHandle {
+                id: i as AgentId,
+                agent: PhantomData,
+            })
+            .collect()
     }
     /// True if the agent exists and has not been stopped.
     pub fn alive(&self, id: AgentId) -> bool {
@@ -272,11 +329,14 @@ impl<'a> Ctx<'a> {
         self.sched.after(delay, Event::new(Target::Signal(slot), 0))
     }
     /// Adds a new agent; its `start` runs at the current time, after this handler.
-    pub fn spawn(&mut self, name: String, agent: Box<dyn Agent>) -> AgentId {
+    pub fn spawn<T: Agent>(&mut self, name: String, agent: Box<T>) -> AgentHandle<T> {
         let id = push_agent(self.agents, &mut self.net.landing, name, agent);
         self.sched
             .at(self.sched.now(), Event::new(Target::Agent(id), START));
-        id
+        AgentHandle {
+            id,
+            agent: PhantomData,
+        }
     }
     /// Stops an agent: it receives nothing more and its pending timers are ignored.
     pub fn stop(&mut self, id: AgentId) {
@@ -487,8 +547,18 @@ impl World {
         self.agents.slots.reserve_exact(n);
     }
 
-    /// Adds an agent; it starts at time 0 (or now, if the run is under way).
-    pub fn add_agent(&mut self, name: &str, agent: Box<dyn Agent>) -> AgentId {
+    /// Adds an agent; it starts at time 0 (or now, if the run is under way). Returns its
+    /// typed handle (the agent is given boxed: it lives boxed in the arena).
+    pub fn add_agent<T: Agent>(&mut self, name: &str, agent: Box<T>) -> AgentHandle<T> {
+        AgentHandle {
+            id: self.add_boxed_agent(name, agent),
+            agent: PhantomData,
+        }
+    }
+
+    /// [`World::add_agent`] for an agent whose type is chosen at run time: it returns the
+    /// id only (no typed access).
+    pub fn add_boxed_agent(&mut self, name: &str, agent: Box<dyn Agent>) -> AgentId {
         let id = push_agent(
             &mut self.agents,
             &mut self.net.landing,
@@ -497,6 +567,16 @@ impl World {
         );
         self.sched.at_agent_in_run(self.sched.now(), id, START);
         id
+    }
+
+    /// The agent `h` (panics if it was stopped).
+    pub fn agent<T: Agent>(&self, h: AgentHandle<T>) -> &T {
+        self.agents.get(h).expect("the agent was stopped")
+    }
+
+    /// The agent `h`, mutable (panics if it was stopped).
+    pub fn agent_mut<T: Agent>(&mut self, h: AgentHandle<T>) -> &mut T {
+        self.agents.get_mut(h).expect("the agent was stopped")
     }
 
     /// Makes agent `agent` see every packet arriving at `node` from a link.

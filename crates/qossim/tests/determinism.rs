@@ -4,14 +4,14 @@
 
 use qossim::engine::EventId;
 use qossim::metrics::Probe;
-use qossim::net::{AgentId, LinkId, NodeId, Packet, PortHook, PortInfo};
+use qossim::net::{LinkId, NodeId, Packet, PortHook, PortInfo};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{secs, tx_time, Time, NEVER, PS_PER_MS, PS_PER_S};
 use qossim::traffic::{
     Arrivals, FlowGenerator, Holding, MaxActive, PacketTemplate, Period, Sink, SizeDist, Source,
     SourceModel,
 };
-use qossim::{Agent, Ctx, World};
+use qossim::{Agent, AgentHandle, Ctx, World};
 
 fn droptail(n: usize) -> Box<DropTail> {
     Box::new(DropTail::new(Limit::Packets(n)))
@@ -44,7 +44,7 @@ fn add_generator(
         name,
         w.seed(),
         model,
-        PacketTemplate::new(src, dst, sink),
+        PacketTemplate::new(src, dst, sink.id()),
         g,
         Arrivals::Poisson { rate: 4.0 },
         Holding::Exp(2.0),
@@ -80,7 +80,7 @@ fn scenario(seed: u64) -> World {
     };
     let src = Source::new(
         &model,
-        PacketTemplate::new(b, c, sink),
+        PacketTemplate::new(b, c, sink.id()),
         flow,
         0,
         NEVER,
@@ -209,9 +209,6 @@ impl PortHook for DepartureLog {
     fn on_departure(&mut self, pkt: &Packet, now: Time) {
         self.log.push((now, pkt.size));
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Records (time, size) of every packet reaching the node it taps.
@@ -223,9 +220,6 @@ struct ArrivalLog {
 impl Agent for ArrivalLog {
     fn on_tap(&mut self, _node: NodeId, pkt: &Packet, ctx: &mut Ctx) {
         self.log.push((ctx.now(), pkt.size));
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 
@@ -273,11 +267,9 @@ fn saturated(seed: u64, observe_departures: bool) -> Logs {
     let l = w
         .net
         .add_link("ab", a, b, rate, 3 * PS_PER_MS, droptail(20));
-    if observe_departures {
-        w.net.add_hook(l, Box::new(DepartureLog::default()));
-    }
+    let log = observe_departures.then(|| w.net.add_hook(l, Box::new(DepartureLog::default())));
     let tap = w.add_agent("tap", Box::new(ArrivalLog::default()));
-    w.tap(b, tap);
+    w.tap(b, tap.id());
     let g = w.flows.add_group("g");
     let sink = w.add_agent("sink", Box::new(Sink));
     let models = [
@@ -303,7 +295,7 @@ fn saturated(seed: u64, observe_departures: bool) -> Logs {
         let name = format!("s{i}");
         let src = Source::new(
             m,
-            PacketTemplate::new(a, b, sink),
+            PacketTemplate::new(a, b, sink.id()),
             flow,
             i as Time * 17,
             NEVER,
@@ -313,9 +305,8 @@ fn saturated(seed: u64, observe_departures: bool) -> Logs {
         w.add_agent(&name, Box::new(src));
     }
     w.run_until(secs(30.0));
-    let deps = if observe_departures {
-        let h = &mut w.net.links[l as usize].hooks[0];
-        std::mem::take(&mut h.as_any_mut().downcast_mut::<DepartureLog>().unwrap().log)
+    let deps = if let Some(h) = log {
+        std::mem::take(&mut w.net.hook_mut(h).log)
     } else {
         Vec::new()
     };
@@ -390,12 +381,13 @@ impl Agent for Timers {
             }
         }
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
-fn timers(w: &mut World, plan: &[(Time, u32)], canceller: Option<(u32, usize)>) -> AgentId {
+fn timers(
+    w: &mut World,
+    plan: &[(Time, u32)],
+    canceller: Option<(u32, usize)>,
+) -> AgentHandle<Timers> {
     w.add_agent(
         "timers",
         Box::new(Timers {
@@ -406,8 +398,8 @@ fn timers(w: &mut World, plan: &[(Time, u32)], canceller: Option<(u32, usize)>) 
     )
 }
 
-fn fired(w: &mut World, id: AgentId) -> Vec<(Time, u32)> {
-    w.agents.get_mut::<Timers>(id).unwrap().fired.clone()
+fn fired(w: &mut World, id: AgentHandle<Timers>) -> Vec<(Time, u32)> {
+    w.agent(id).fired.clone()
 }
 
 #[test]
@@ -500,9 +492,6 @@ impl PortHook for Passive {
     fn wants_departures(&self) -> bool {
         true
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[test]
@@ -531,7 +520,7 @@ fn fifo_ports_agree_on_both_paths_even_with_exact_ties() {
             };
             let s = Source::new(
                 &m,
-                PacketTemplate::new(a, b, sink),
+                PacketTemplate::new(a, b, sink.id()),
                 f,
                 0,
                 NEVER,

@@ -9,7 +9,7 @@ use qossim::traffic::{
     ActiveCall, Admission, Arrivals, CallAdmission, CallStreams, Calls, FlowGenerator, Holding,
     PacketTemplate, Sink, Source, SourceModel, POLICY_TIMER,
 };
-use qossim::world::{Agent, Ctx, PortVerdict, World};
+use qossim::world::{Agent, AgentHandle, Ctx, PortVerdict, World};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -62,9 +62,6 @@ impl Agent for Switch {
         }
         PortVerdict::Pass
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 #[test]
@@ -88,12 +85,12 @@ fn a_port_element_sees_marks_and_consumes_packets_and_sends_with_its_context() {
             ..Switch::default()
         }),
     );
-    w.attach_port(bc, sw);
-    w.attach_port(ba, sw);
+    w.attach_port(bc, sw.id());
+    w.attach_port(ba, sw.id());
     let sink = w.add_agent("sink", Box::new(Sink));
     let g = w.flows.add_group("data");
     let flow = w.flows.open(g, 0);
-    let tmpl = PacketTemplate::new(a, c, sink);
+    let tmpl = PacketTemplate::new(a, c, sink.id());
     let model = SourceModel::Cbr {
         size: 1000,
         interval: 0.001,
@@ -146,9 +143,6 @@ impl Agent for Listener {
             self.got.push((ctx.now(), from, "request", r.0));
         }
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 struct Talker {
@@ -165,16 +159,13 @@ impl Agent for Talker {
         }
         ctx.signal(self.to, PS_PER_MS, Request(7));
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 #[test]
 fn signals_arrive_after_their_delay_typed_and_in_order() {
     let mut w = World::new(2);
     let l = w.add_agent("listener", Box::new(Listener::default()));
-    let t = w.add_agent("talker", Box::new(Talker { to: l }));
+    let t = w.add_agent("talker", Box::new(Talker { to: l.id() })).id();
     w.run_until(PS_PER_S);
     let got = &w.agents.get_mut::<Listener>(l).unwrap().got;
     let ms = PS_PER_MS;
@@ -192,14 +183,14 @@ fn signals_arrive_after_their_delay_typed_and_in_order() {
 
 /// A world of two nodes A and B (100 Mb/s both ways) with a sink at B and a generator
 /// "gen" (seed `seed`) of CBR calls of 100-byte packets every `interval` seconds from A,
-/// `rate` calls per second held by `holding`, finished by `f`; and the generator's id.
+/// `rate` calls per second held by `holding`, finished by `f`; and the generator's handle.
 fn call_world(
     seed: u64,
     interval: f64,
     rate: f64,
     holding: Holding,
     f: impl FnOnce(FlowGenerator) -> FlowGenerator,
-) -> (World, AgentId) {
+) -> (World, AgentHandle<FlowGenerator>) {
     let mut w = World::new(seed);
     let a = w.net.add_node("A");
     let b = w.net.add_node("B");
@@ -213,7 +204,7 @@ fn call_world(
             size: 100,
             interval,
         },
-        PacketTemplate::new(a, b, sink),
+        PacketTemplate::new(a, b, sink.id()),
         g,
         Arrivals::Poisson { rate },
         holding,
@@ -377,9 +368,6 @@ impl CallAdmission for HalveAt5s {
             self.terminated.push(calls.active[i]);
             calls.terminate(i);
         }
-    }
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
     }
 }
 

@@ -179,7 +179,7 @@ fn token_bucket_profiler_as_port_hook_reports() {
     };
     let src = Source::new(
         &model,
-        PacketTemplate::new(a, b, sink),
+        PacketTemplate::new(a, b, sink.id()),
         flow,
         0,
         10 * PS_PER_S,

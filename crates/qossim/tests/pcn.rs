@@ -13,7 +13,7 @@ use qossim::net::{NodeId, Packet, NONE};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{secs, tx_time, Time, PS_PER_MS, PS_PER_S, PS_PER_US};
 use qossim::traffic::{named_model, Arrivals, FlowGenerator, Holding, SourceModel};
-use qossim::{Agent, Ctx, Rng, World};
+use qossim::{Agent, AgentHandle, Ctx, Rng, World};
 
 fn pcn(size: u32) -> Packet {
     Packet {
@@ -263,9 +263,6 @@ impl Agent for Script {
         let p = self.0[kind as usize].1;
         ctx.send(p);
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 fn fifo() -> Box<DropTail> {
@@ -273,8 +270,8 @@ fn fifo() -> Box<DropTail> {
 }
 
 /// Nodes A and D send to egress B (1 ms links); A also sends through B to C. Returns the
-/// world, the egress agent id and the nodes (a, d, b, c).
-fn cle_world(mode: CleMode) -> (World, u32, [NodeId; 4]) {
+/// world, the egress agent handle and the nodes (a, d, b, c).
+fn cle_world(mode: CleMode) -> (World, AgentHandle<PcnEgress>, [NodeId; 4]) {
     let mut w = World::new(1);
     let a = w.net.add_node("A");
     let d = w.net.add_node("D");
@@ -284,7 +281,7 @@ fn cle_world(mode: CleMode) -> (World, u32, [NodeId; 4]) {
     w.net.add_link("D-B", d, b, 100_000_000, PS_PER_MS, fifo());
     w.net.add_link("B-C", b, c, 100_000_000, PS_PER_MS, fifo());
     let eg = w.add_agent("egress", Box::new(PcnEgress::new(b, mode)));
-    w.tap(b, eg);
+    w.tap(b, eg.id());
     (w, eg, [a, d, b, c])
 }
 
@@ -814,7 +811,8 @@ fn termination_after_failure_removes_about_the_optimal_fraction() {
         .iea(&a.name, a.ingress, a.egress, cfg)
         .build(&mut w)
         .unwrap();
-    schedule_termination_rates(&mut w, t_fail, vec![(l, rt)]);
+    let marker = h.termination_marker_on(l).unwrap();
+    schedule_termination_rates(&mut w, t_fail, vec![(marker, rt)]);
     w.run_until(t_fail);
     let n = h.generator(&mut w, "A-B").unwrap().active_at(t_fail);
     assert_eq!(

@@ -491,7 +491,7 @@ fn red_family_on_a_port_under_tcp() {
                 group: g,
                 ..TcpConfig::default()
             };
-            let mut tx = TcpRenoSender::new(cfg, PacketTemplate::new(h, d, rx));
+            let mut tx = TcpRenoSender::new(cfg, PacketTemplate::new(h, d, rx.id()));
             if i % 2 == 0 {
                 tx = tx.with_marker(Box::new(|p: &mut Packet, _| p.set(marks::IN_PROFILE)));
             }
@@ -504,10 +504,14 @@ fn red_family_on_a_port_under_tcp() {
         let queued = l.qdisc.len() as u64;
         assert_eq!(st.arrivals, st.tx_pkts + st.drops.pkts + queued);
         let (ci, co) = if rio {
-            let q = l.qdisc.as_any_mut().downcast_mut::<Rio>().unwrap();
+            let q = (l.qdisc.as_mut() as &mut dyn std::any::Any)
+                .downcast_mut::<Rio>()
+                .unwrap();
             (q.counters(true), q.counters(false))
         } else {
-            let q = l.qdisc.as_any_mut().downcast_mut::<Red>().unwrap();
+            let q = (l.qdisc.as_mut() as &mut dyn std::any::Any)
+                .downcast_mut::<Red>()
+                .unwrap();
             (q.counters(true), q.counters(false))
         };
         let st = &w.net.links[bn as usize].stats;

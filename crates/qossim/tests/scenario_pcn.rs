@@ -563,7 +563,7 @@ fn scenario_termination_domain_equals_the_hand_built_one() {
     }
     let h = dom.build(&mut w).unwrap();
     // The load at failure, taken just before the termination rates change.
-    let agents: Vec<u32> = h.ingresses.iter().map(|i| i.agent).collect();
+    let agents: Vec<_> = h.ingresses.iter().map(|i| i.agent).collect();
     let at_failure: Rc<RefCell<Vec<Vec<ActiveCall>>>> = Rc::default();
     let snap = at_failure.clone();
     w.schedule_action(t_fail, move |w: &mut World| {
@@ -580,7 +580,11 @@ fn scenario_termination_domain_equals_the_hand_built_one() {
             })
             .collect();
     });
-    let rates = topo.bottlenecks.iter().map(|&l| (l, link / 2)).collect();
+    let rates = h
+        .termination_markers
+        .iter()
+        .map(|&m| (m, link / 2))
+        .collect();
     schedule_termination_rates(&mut w, t_fail, rates);
     w.run_until(secs(14.0));
     let by_hand = w.summary();

@@ -65,9 +65,6 @@ impl qossim::world::Agent for CalledSink {
         let now = ctx.now();
         ctx.flows.delivered(&pkt, now);
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Stops one agent at a given time.
@@ -79,9 +76,6 @@ impl qossim::world::Agent for Stopper {
     }
     fn on_timer(&mut self, _kind: u32, ctx: &mut qossim::world::Ctx) {
         ctx.stop(self.0);
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 
@@ -108,7 +102,7 @@ fn sink_run(called: bool) -> (Vec<u64>, Vec<String>) {
     } else {
         Box::new(qossim::traffic::Sink)
     };
-    let sink = w.add_agent("sink", sink);
+    let sink = w.add_boxed_agent("sink", sink);
     w.add_agent("stopper", Box::new(Stopper(sink, secs(1.0))));
     let g = w.flows.add_group("g");
     w.enable_flow_conservation();

@@ -34,7 +34,7 @@ fn rate_per_flow(model: &SourceModel, flows: u32, seconds: u64, seed: u64) -> f6
         let flow = w.flows.open(g, 0);
         let src = Source::new(
             model,
-            PacketTemplate::new(a, b, sink),
+            PacketTemplate::new(a, b, sink.id()),
             flow,
             0,
             NEVER,
@@ -129,7 +129,7 @@ fn fixed_periods_send_exactly_on_length_over_interval() {
         let flow = w.flows.open(g, 0);
         let src = Source::new(
             &m,
-            PacketTemplate::new(a, b, sink),
+            PacketTemplate::new(a, b, sink.id()),
             flow,
             0,
             NEVER,

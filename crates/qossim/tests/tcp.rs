@@ -5,14 +5,14 @@
 //! the sender receives (a tap sees a packet in the same event, just before the agent).
 
 use qossim::metrics::t_interval;
-use qossim::net::{AgentId, LinkId, NodeId, PacketKind, PortHook, PortInfo};
+use qossim::net::{LinkId, NodeId, PacketKind, PortHook, PortInfo};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{secs, to_secs, tx_time, Time, PS_PER_MS, PS_PER_S};
 use qossim::traffic::PacketTemplate;
 use qossim::transport::{
     Congestion, CubicParams, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender,
 };
-use qossim::{Agent, Ctx, Packet, Rng, World};
+use qossim::{Agent, AgentHandle, Ctx, Packet, Rng, World};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -27,9 +27,6 @@ impl PortHook for SendLog {
         }
         true
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Drops each data segment independently with probability `p`.
@@ -40,9 +37,6 @@ struct Lossy {
 impl PortHook for Lossy {
     fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
         pkt.kind != PacketKind::Data || !self.rng.bernoulli(self.p)
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 
@@ -59,9 +53,6 @@ impl PortHook for DropOnce {
         }
         true
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Drops every data segment offered in `[from, to)`.
@@ -73,9 +64,6 @@ impl PortHook for Blackout {
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
         pkt.kind != PacketKind::Data || now < self.from || now >= self.to
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Logs (time, ack) of every ACK arriving at a node.
@@ -85,9 +73,6 @@ impl Agent for AckTap {
         if pkt.kind == PacketKind::Ack {
             self.0.borrow_mut().push((ctx.now(), pkt.ack));
         }
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 
@@ -118,8 +103,8 @@ impl Path {
 
 struct Setup {
     w: World,
-    sender: AgentId,
-    receiver: AgentId,
+    sender: AgentHandle<TcpRenoSender>,
+    receiver: AgentHandle<TcpReceiver>,
     access: LinkId,
     bottleneck: LinkId,
     sends: Log,
@@ -158,13 +143,13 @@ fn setup(seed: u64, path: &Path, cfg: TcpConfig, rcfg: TcpReceiverConfig) -> Set
     let cfg = TcpConfig { group: g, ..cfg };
     let sender = w.add_agent(
         "tx",
-        Box::new(TcpRenoSender::new(cfg, PacketTemplate::new(h0, h1, receiver)).trace(true)),
+        Box::new(TcpRenoSender::new(cfg, PacketTemplate::new(h0, h1, receiver.id())).trace(true)),
     );
     let sends: Log = Rc::default();
     let acks: Log = Rc::default();
     w.net.add_hook(access, Box::new(SendLog(sends.clone())));
     let tap = w.add_agent("ack-tap", Box::new(AckTap(acks.clone())));
-    w.tap(h0, tap);
+    w.tap(h0, tap.id());
     Setup {
         w,
         sender,
@@ -490,9 +475,6 @@ impl PortHook for DropEach {
         }
         true
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Drops every `every`-th data segment offered (retransmissions counted): loss at a
@@ -508,9 +490,6 @@ impl PortHook for Periodic {
         }
         self.n += 1;
         !self.n.is_multiple_of(self.every)
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 
@@ -737,9 +716,6 @@ impl PortHook for MarkAll {
             }
         }
         true
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

@@ -138,7 +138,7 @@ fn single_queue(
     let model = SourceModel::Poisson { rate: lambda, size };
     let src = Source::new(
         &model,
-        PacketTemplate::new(a, b, sink),
+        PacketTemplate::new(a, b, sink.id()),
         flow,
         0,
         NEVER,
@@ -234,9 +234,6 @@ impl PortHook for WaitObserver {
             self.departures += 1;
         }
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// A random in-tree of five links towards one destination, with four Poisson sources:
@@ -305,6 +302,7 @@ fn run_tree(t: &Tree, seed: u64, warmup: Time, end: Time) -> TreeRun {
                 .add_link(&format!("L{i}"), a, b, t.rates[i], t.delays[i], fifo())
         })
         .collect();
+    let mut observers = Vec::new();
     for &l in &links {
         let obs = WaitObserver {
             arrivals: VecDeque::new(),
@@ -312,7 +310,7 @@ fn run_tree(t: &Tree, seed: u64, warmup: Time, end: Time) -> TreeRun {
             waits: 0,
             departures: 0,
         };
-        w.net.add_hook(l, Box::new(obs));
+        observers.push(w.net.add_hook(l, Box::new(obs)));
     }
     let g = w.flows.add_group("all");
     let sink = w.add_agent("sink", Box::new(Sink));
@@ -325,7 +323,7 @@ fn run_tree(t: &Tree, seed: u64, warmup: Time, end: Time) -> TreeRun {
         let name = format!("src{j}");
         let src = Source::new(
             &model,
-            PacketTemplate::new(src_node, d, sink),
+            PacketTemplate::new(src_node, d, sink.id()),
             flow,
             0,
             NEVER,
@@ -343,13 +341,9 @@ fn run_tree(t: &Tree, seed: u64, warmup: Time, end: Time) -> TreeRun {
         lambda_w: [0.0; 5],
     };
     for (i, &l) in links.iter().enumerate() {
-        let link = &mut w.net.links[l as usize];
-        assert_eq!(link.stats.drops.pkts, 0);
+        assert_eq!(w.net.links[l as usize].stats.drops.pkts, 0);
         out.lq[i] = num(&summary, &format!("link.L{i}.queue_mean_pkts"));
-        let obs = link.hooks[0]
-            .as_any_mut()
-            .downcast_mut::<WaitObserver>()
-            .unwrap();
+        let obs = w.net.hook_mut(observers[i]);
         assert!(obs.departures > 0);
         out.lambda_w[i] = obs.waits as f64 / span;
     }
@@ -421,7 +415,7 @@ fn call_world(
         "calls",
         seed,
         model,
-        PacketTemplate::new(a, b, sink),
+        PacketTemplate::new(a, b, sink.id()),
         g,
         Arrivals::Poisson { rate },
         holding,

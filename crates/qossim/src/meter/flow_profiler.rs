@@ -82,9 +82,6 @@ impl PortHook for FlowProfiler {
         self.in_pkts = 0;
         self.out_pkts = 0;
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -68,9 +68,6 @@ impl<M: Meter> PortHook for M {
     fn on_warmup(&mut self, now: Time) {
         Meter::on_warmup(self, now);
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 impl Meter for TokenBucketProfiler {

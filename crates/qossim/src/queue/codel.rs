@@ -444,9 +444,6 @@ impl QueueDisc for Codel {
             out.push(("codel_ecn_marks".into(), c.ecn_marks as f64));
         }
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

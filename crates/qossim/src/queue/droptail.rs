@@ -105,9 +105,6 @@ impl QueueDisc for DropTail {
     fn fifo_limit(&self) -> Option<Limit> {
         Some(self.limit)
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -354,9 +354,6 @@ impl QueueDisc for FqCodel {
     fn on_warmup(&mut self, _now: Time) {
         self.counters = FqCodelCounters::default();
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

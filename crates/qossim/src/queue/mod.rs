@@ -58,7 +58,7 @@ pub enum Dequeue {
 }
 
 /// A queue discipline on an output port.
-pub trait QueueDisc {
+pub trait QueueDisc: std::any::Any {
     /// Offers a packet; a discipline that drops it (or pushes another out) records it.
     fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut DropLog);
     /// Takes the next packet to transmit.
@@ -110,8 +110,6 @@ pub trait QueueDisc {
     /// Runs what is due at `now` (at or after the time [`QueueDisc::timer`] gave; a
     /// call with nothing due must change nothing). Drops it makes go in `drops`.
     fn on_timer(&mut self, _now: Time, _drops: &mut DropLog) {}
-    /// Gives access to the concrete type.
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// Why a packet was dropped.

@@ -371,9 +371,6 @@ impl QueueDisc for Pie {
     fn on_warmup(&mut self, _now: Time) {
         self.counters = PieCounters::default();
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -193,9 +193,6 @@ impl QueueDisc for Priority {
     fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
         self.bands.iter().flatten().for_each(f);
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -743,10 +743,6 @@ impl QueueDisc for Red {
     fn average_queue(&self, _in_only: bool) -> Option<f64> {
         Some(self.avg())
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Which average RIO's OUT packets are judged on.
@@ -1096,10 +1092,6 @@ impl QueueDisc for Rio {
 
     fn average_queue(&self, in_only: bool) -> Option<f64> {
         Some(if in_only { self.avg_in() } else { self.avg() })
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

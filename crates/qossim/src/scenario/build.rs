@@ -130,19 +130,21 @@ fn build_world(
             make_queue(l, seed),
         );
         for (i, m) in l.meters.iter().enumerate() {
-            let hook: Box<dyn crate::net::PortHook> = match *m {
+            match *m {
                 MeterSpec::Policer { rate, depth } => {
-                    Box::new(Policer::new(rate, depth).track_flows(true))
+                    let p = Policer::new(rate, depth).track_flows(true);
+                    built.policers.push(w.net.add_hook(id, Box::new(p)));
                 }
                 MeterSpec::TokenBucket { rate, depth } => {
-                    Box::new(TokenBucketProfiler::new(rate, depth))
+                    w.net
+                        .add_hook(id, Box::new(TokenBucketProfiler::new(rate, depth)));
                 }
-                MeterSpec::Tsw { target, win, rule } => Box::new(
-                    TswProfiler::new(target, win, w.rng(&format!("meter.{}.{i}", l.name)))
-                        .with_rule(rule),
-                ),
-            };
-            w.net.add_hook(id, hook);
+                MeterSpec::Tsw { target, win, rule } => {
+                    let rng = w.rng(&format!("meter.{}.{i}", l.name));
+                    let p = TswProfiler::new(target, win, rng).with_rule(rule);
+                    w.net.add_hook(id, Box::new(p));
+                }
+            }
         }
     }
     let mut sinks: HashMap<usize, u32> = HashMap::new();
@@ -154,7 +156,7 @@ fn build_world(
         let sink = match model {
             Some(_) => *sinks.entry(t.to).or_insert_with(|| {
                 let name = format!("sink@{}", sc.topology.nodes[t.to]);
-                w.add_agent(&name, Box::new(Sink))
+                w.add_agent(&name, Box::new(Sink)).id()
             }),
             None => NONE,
         };
@@ -194,7 +196,7 @@ fn build_world(
                     };
                     let rx = w.add_agent(&format!("{name}.rx"), Box::new(TcpReceiver::new(rcfg)));
                     let mut tm = tmpl;
-                    tm.dst_agent = rx;
+                    tm.dst_agent = rx.id();
                     let flow = w.flows.open(group, start);
                     let cfg = TcpConfig {
                         packet_size: tcp.packet_size,
@@ -255,7 +257,7 @@ fn build_world(
                 if let Some(m) = c.max_active {
                     g = g.with_admission(Box::new(MaxActive(m as usize)));
                 }
-                w.add_agent(&name, Box::new(g));
+                built.generators.push((ti, w.add_agent(&name, Box::new(g))));
             }
             None => {
                 let mut phase = w.rng(&format!("traffic.{}.phase", t.name));
@@ -286,7 +288,9 @@ fn build_world(
                 }
                 if !meters.is_empty() {
                     let hook = FlowProfiler::new(&t.name, first_flow, meters);
-                    w.net.add_hook(first_link, Box::new(hook));
+                    built
+                        .profilers
+                        .push(w.net.add_hook(first_link, Box::new(hook)));
                 }
             }
         }

@@ -11,8 +11,11 @@
 
 use super::walk::{Cx, Tbl};
 use super::{RunSpec, Scenario, Topology, TrafficSpec};
-use crate::net::{AgentId, FlowId};
-use crate::world::World;
+use crate::meter::{FlowProfiler, Policer};
+use crate::net::{FlowId, HookHandle};
+use crate::traffic::FlowGenerator;
+use crate::transport::TcpRenoSender;
+use crate::world::{AgentHandle, World};
 use serde_json::{Map, Value};
 use std::any::Any;
 use std::fmt::Debug;
@@ -157,7 +160,7 @@ pub struct Connection {
     /// Its index within the entry.
     pub index: u64,
     /// The sending agent.
-    pub sender: AgentId,
+    pub sender: AgentHandle<TcpRenoSender>,
     /// Its flow.
     pub flow: FlowId,
 }
@@ -168,6 +171,12 @@ pub struct Connection {
 pub struct BuiltCore {
     /// TCP connections, in scenario order.
     pub connections: Vec<Connection>,
+    /// The links' policers (`meters` of kind policer), in link and meter order.
+    pub policers: Vec<HookHandle<Policer>>,
+    /// The flow profilers of traffic entries with a profile, in traffic order.
+    pub profilers: Vec<HookHandle<FlowProfiler>>,
+    /// The call generators of traffic entries with calls: (traffic index, generator).
+    pub generators: Vec<(usize, AgentHandle<FlowGenerator>)>,
 }
 
 /// A family's validated part of one scenario.
@@ -182,8 +191,6 @@ pub trait Mechanism: Debug + Send + Sync + Any {
         w: &mut World,
         core: &BuiltCore,
     ) -> Result<Box<dyn MechanismRun>, String>;
-    /// Typed access to the concrete specification (`Scenario::mechanism`).
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// A mechanism built into a world: its post-run analysis.

@@ -667,7 +667,7 @@ impl Scenario {
     pub fn mechanism<T: Mechanism>(&self) -> Option<&T> {
         self.mechanisms
             .iter()
-            .find_map(|m| m.as_any().downcast_ref::<T>())
+            .find_map(|m| (&**m as &dyn std::any::Any).downcast_ref::<T>())
     }
 }
 

@@ -127,7 +127,7 @@ impl Calls<'_> {
 /// of its timers reaches the generator; it may also terminate calls in progress (flow
 /// termination). Signals addressed to the generator, and timers of kind
 /// [`POLICY_TIMER`] and above, are handed to its policy.
-pub trait CallAdmission {
+pub trait CallAdmission: Any {
     /// The run starts (register series here).
     fn start(&mut self, _ctx: &mut Ctx) {}
     /// Call number `call` (counted from 1) arrives while `active` calls are in progress.
@@ -141,11 +141,6 @@ pub trait CallAdmission {
     fn on_call_end(&mut self, _call: &ActiveCall, _ctx: &Ctx) {}
     /// Adds the policy's own summary entries.
     fn report(&self, _now: Time, _out: &mut Vec<(String, Value)>) {}
-    /// The policy as `Any`, for reading its state after a run
-    /// ([`FlowGenerator::admission`]).
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        None
-    }
 }
 
 /// The first timer kind that belongs to a generator's admission policy.
@@ -303,7 +298,8 @@ impl FlowGenerator {
 
     /// The admission policy, if it is a `T`.
     pub fn admission<T: 'static>(&mut self) -> Option<&mut T> {
-        self.admission.as_mut()?.as_any_mut()?.downcast_mut::<T>()
+        let a: &mut dyn Any = self.admission.as_deref_mut()?;
+        a.downcast_mut::<T>()
     }
 
     /// The generator's name.
@@ -451,7 +447,7 @@ impl FlowGenerator {
         };
         let mean_bps = model.mean_bps();
         let src = Source::with_shared(model, self.tmpl, flow, 0, end, self.jitter, frng);
-        let agent = ctx.spawn(String::new(), Box::new(src));
+        let agent = ctx.spawn(String::new(), Box::new(src)).id();
         self.calls.push(ActiveCall {
             call,
             agent,
@@ -623,10 +619,6 @@ impl Agent for FlowGenerator {
         if let Some(p) = &self.admission {
             p.report(now, out);
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

@@ -492,10 +492,6 @@ impl Agent for Source {
         }
         self.arm(ctx);
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Counts delivered packets in the flow table (per flow and per group, with delays).
@@ -507,9 +503,6 @@ impl Agent for Sink {
     fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
         let now = ctx.now();
         ctx.flows.delivered(&pkt, now);
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
     fn only_counts_deliveries(&self) -> bool {
         true

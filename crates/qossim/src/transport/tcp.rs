@@ -748,10 +748,6 @@ impl Agent for TcpRenoSender {
             d.on_warmup();
         }
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Configuration of a [`TcpReceiver`].
@@ -984,10 +980,6 @@ impl Agent for TcpReceiver {
     fn on_warmup(&mut self, now: Time) {
         self.cfg.measure_from = now;
         self.measured_bytes = 0;
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

@@ -11,7 +11,7 @@ use crate::queue::Priority;
 use crate::scenario::walk::{Cx, Tbl};
 use crate::scenario::{self, BuiltCore, Core, Family, Mechanism, MechanismRun, Scenario};
 use crate::time::{millis, to_secs, Time};
-use crate::world::World;
+use crate::world::{AgentHandle, World};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -564,6 +564,7 @@ impl Mechanism for AbrSpec {
         }
         // Switches.
         let mut switch_of = vec![NONE; n];
+        let mut switch_at: Vec<Option<AgentHandle<AbrSwitch>>> = vec![None; n];
         for node in 0..n {
             if host[node] {
                 continue;
@@ -593,7 +594,9 @@ impl Mechanism for AbrSpec {
                 // The steady state: the second half of the run.
                 sc.run.duration / 2,
             );
-            switch_of[node] = w.add_agent(&format!("abr.switch.{}", names[node]), Box::new(s));
+            let h = w.add_agent(&format!("abr.switch.{}", names[node]), Box::new(s));
+            switch_of[node] = h.id();
+            switch_at[node] = Some(h);
         }
         // End systems, then the connections through the switches.
         let mut sources = Vec::new();
@@ -643,7 +646,7 @@ impl Mechanism for AbrSpec {
                     warmup,
                 );
                 let id = w.add_agent(&format!("abr.dest.{}.{}", v.name, names[d]), Box::new(dst));
-                agent_at[d] = id;
+                agent_at[d] = id.id();
                 my_dests.push((d, id));
             }
             let first = t.children[v.source][0];
@@ -665,7 +668,7 @@ impl Mechanism for AbrSpec {
                 warmup,
             );
             let sid = w.add_agent(&format!("abr.source.{}", v.name), Box::new(src));
-            agent_at[v.source] = sid;
+            agent_at[v.source] = sid.id();
             for &(d, id) in &my_dests {
                 let parent = w.net.links[t.parent[d] as usize].from as usize;
                 let up = agent_at[parent];
@@ -673,7 +676,7 @@ impl Mechanism for AbrSpec {
                     .net
                     .link_between(d as u32, parent as u32)
                     .expect("checked");
-                let a = w.agents.get_mut::<AbrDestination>(id).expect("destination");
+                let a = w.agent_mut(id);
                 *a = AbrDestination::new(
                     vi as u16,
                     &format!("{}.{}", v.name, names[d]),
@@ -708,10 +711,7 @@ impl Mechanism for AbrSpec {
                     .iter()
                     .map(|&l| (l, agent_at[w.net.links[l as usize].to as usize]))
                     .collect();
-                let s = w
-                    .agents
-                    .get_mut::<AbrSwitch>(switch_of[node])
-                    .expect("switch");
+                let s = w.agent_mut(switch_at[node].expect("switch"));
                 let branches = kids
                     .iter()
                     .map(|&(l, a)| (s.port_of(l).expect("port"), a))
@@ -726,23 +726,20 @@ impl Mechanism for AbrSpec {
                     .collect::<Vec<_>>(),
             );
         }
-        let switches = switch_of.into_iter().filter(|&s| s != NONE).collect();
+        let switches = switch_at.into_iter().flatten().collect();
         Ok(Box::new(AbrRun {
             sources,
             dests,
             switches,
         }))
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// The ABR network built into a world.
 struct AbrRun {
-    sources: Vec<AgentId>,
-    dests: Vec<Vec<(String, AgentId)>>,
-    switches: Vec<AgentId>,
+    sources: Vec<AgentHandle<AbrSource>>,
+    dests: Vec<Vec<(String, AgentHandle<AbrDestination>)>>,
+    switches: Vec<AgentHandle<AbrSwitch>>,
 }
 
 impl MechanismRun for AbrRun {
@@ -754,7 +751,7 @@ impl MechanismRun for AbrRun {
         let measured = to_secs(now.saturating_sub(sc.run.warmup)).max(1e-12);
         for (vi, v) in spec.vcs.iter().enumerate() {
             let p = format!("abr.vc.{}.", v.name);
-            if let Some(s) = w.agents.get_mut::<AbrSource>(self.sources[vi]) {
+            if let Some(s) = w.agents.get_mut(self.sources[vi]) {
                 if !matches!(v.kind, SourceKind::Vbr { .. }) {
                     m.insert(p.clone() + "acr_mean_mbps", json!(s.acr_mean(now) / 1e6));
                     m.insert(p.clone() + "acr_final_mbps", json!(s.acr / 1e6));
@@ -776,7 +773,7 @@ impl MechanismRun for AbrRun {
                 }
             }
             for (node, id) in &self.dests[vi] {
-                if let Some(d) = w.agents.get_mut::<AbrDestination>(*id) {
+                if let Some(d) = w.agents.get_mut(*id) {
                     m.insert(format!("{p}dest.{node}.cells"), json!(d.cells));
                     m.insert(
                         format!("{p}dest.{node}.rate_mbps"),
@@ -789,7 +786,7 @@ impl MechanismRun for AbrRun {
         let mut steady_max_queue = 0usize;
         let mut bottleneck: Option<(String, f64)> = None;
         for &sid in &self.switches {
-            let Some(s) = w.agents.get_mut::<AbrSwitch>(sid) else {
+            let Some(s) = w.agents.get_mut(sid) else {
                 continue;
             };
             let ports: Vec<(LinkId, QueueMax, bool)> = s

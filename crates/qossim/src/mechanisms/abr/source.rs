@@ -6,7 +6,6 @@ use crate::engine::EventId;
 use crate::packet::{AgentId, LinkId, NodeId, Packet};
 use crate::time::{to_secs, Time};
 use crate::world::{Agent, Ctx};
-use std::any::Any;
 
 /// The TM 4.0 source parameters (rates in bits per second).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -506,10 +505,6 @@ impl Agent for AbrSource {
             _ => {}
         }
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// A bursty connection as its destination (a client) sees it.
@@ -639,10 +634,6 @@ impl Agent for AbrDestination {
             }
             _ => {}
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

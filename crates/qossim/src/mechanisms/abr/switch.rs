@@ -8,7 +8,6 @@ use super::source::{emit, Hop};
 use crate::packet::{AgentId, LinkId, NodeId, Packet};
 use crate::time::Time;
 use crate::world::{Agent, Ctx};
-use std::any::Any;
 
 /// How a branch point consolidates the feedback of its branches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -455,10 +454,6 @@ impl Agent for AbrSwitch {
         for p in &mut self.ports {
             p.max_queue = QueueMax::new(p.max_queue.steady_from);
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

@@ -8,7 +8,6 @@
 //! (a RED or RIO queue, a meter on a link or a host profile) gets the family's summary
 //! keys; every other summary stays exactly that of the world.
 
-use crate::meter::{FlowProfiler, Policer};
 use crate::net::{marks, LinkId, Packet};
 use crate::queue::{DropCause, DropObserver};
 use crate::scenario::walk::{Cx, Tbl};
@@ -122,9 +121,6 @@ impl Mechanism for DiffServSpec {
             core: core.clone(),
         }))
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// A DiffServ scenario built into a world.
@@ -200,31 +196,29 @@ fn diffserv_summary(
             group_drops[g].out += d.out;
         }
     }
-    for link in w.net.links.iter_mut() {
-        let lname = link.name.clone();
-        for h in link.hooks.iter_mut() {
-            let any = h.as_any_mut();
-            if let Some(p) = any.downcast_mut::<Policer>() {
-                let mut seen = vec![0u64; ngroups];
-                let mut demoted = vec![0u64; ngroups];
-                for (f, c) in p.by_flow().iter().enumerate() {
-                    let Some(g) = group_of(f) else { continue };
-                    seen[g] += c.in_seen;
-                    demoted[g] += c.demoted;
-                    flow_demoted[f] += c.demoted;
-                }
-                for g in 0..ngroups {
-                    let k = format!("link.{lname}.group.{}.", names[g]);
-                    m.insert(k.clone() + "policed_in", json!(seen[g]));
-                    m.insert(k + "demoted", json!(demoted[g]));
-                    group_demoted[g] += demoted[g];
-                }
-            } else if let Some(p) = any.downcast_mut::<FlowProfiler>() {
-                if let Some(g) = w.flows.group_id(p.label()) {
-                    let slot = group_in_sent[g as usize].get_or_insert(0);
-                    *slot += p.in_pkts;
-                }
-            }
+    for &h in &core.policers {
+        let lname = w.net.links[h.link() as usize].name.clone();
+        let p = w.net.hook_mut(h);
+        let mut seen = vec![0u64; ngroups];
+        let mut demoted = vec![0u64; ngroups];
+        for (f, c) in p.by_flow().iter().enumerate() {
+            let Some(g) = group_of(f) else { continue };
+            seen[g] += c.in_seen;
+            demoted[g] += c.demoted;
+            flow_demoted[f] += c.demoted;
+        }
+        for g in 0..ngroups {
+            let k = format!("link.{lname}.group.{}.", names[g]);
+            m.insert(k.clone() + "policed_in", json!(seen[g]));
+            m.insert(k + "demoted", json!(demoted[g]));
+            group_demoted[g] += demoted[g];
+        }
+    }
+    for &h in &core.profilers {
+        let p = w.net.hook_mut(h);
+        if let Some(g) = w.flows.group_id(p.label()) {
+            let slot = group_in_sent[g as usize].get_or_insert(0);
+            *slot += p.in_pkts;
         }
     }
     for c in &core.connections {

@@ -5,11 +5,10 @@
 //! several measured links is admitted iff every one of them admits it, and only then is
 //! r added to each of their estimates.
 
-use crate::packet::{AgentId, LinkId};
+use crate::packet::LinkId;
 use crate::time::{to_secs, Time};
 use crate::traffic::{Admission, CallAdmission};
-use crate::world::{Agent, Ctx};
-use std::any::Any;
+use crate::world::{Agent, AgentHandle, Ctx};
 use std::collections::VecDeque;
 
 /// Measured Sum's estimator at one link (an agent: it samples every S).
@@ -104,23 +103,20 @@ impl Agent for MeasuredSum {
         self.admitted = 0;
         self.rejected = 0;
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// The admission policy of a flow generator whose requests the Measured Sum estimators
 /// of the links on its path decide at once (the request and answer take no time): a
 /// request is admitted iff every estimator has room for it, and is then booked at all.
 pub struct MbacAdmission {
-    estimators: Vec<AgentId>,
+    estimators: Vec<AgentHandle<MeasuredSum>>,
     rate: f64,
 }
 
 impl MbacAdmission {
     /// Requests of `rate` bits/s decided by the estimator agents `estimators` (one per
     /// measured link of the path).
-    pub fn new(estimators: Vec<AgentId>, rate: f64) -> Self {
+    pub fn new(estimators: Vec<AgentHandle<MeasuredSum>>, rate: f64) -> Self {
         MbacAdmission { estimators, rate }
     }
 }
@@ -130,7 +126,7 @@ impl CallAdmission for MbacAdmission {
         let agents = ctx.agents();
         let mut all = !self.estimators.is_empty();
         for &e in &self.estimators {
-            match agents.get_mut::<MeasuredSum>(e) {
+            match agents.get_mut(e) {
                 Some(m) if m.fits(self.rate) => {}
                 Some(m) => {
                     m.rejected += 1;
@@ -143,7 +139,7 @@ impl CallAdmission for MbacAdmission {
             return Admission::Reject;
         }
         for &e in &self.estimators {
-            if let Some(m) = agents.get_mut::<MeasuredSum>(e) {
+            if let Some(m) = agents.get_mut(e) {
                 m.commit(self.rate);
             }
         }

@@ -238,7 +238,7 @@ impl ProbeReceiver {
 
 impl Agent for ProbeReceiver {
     fn on_signal(&mut self, from: AgentId, msg: &dyn Any, ctx: &mut Ctx) {
-        let Some(s) = msg.downcast_ref::<ProbeSetup>() else {
+        let Some(s) = crate::world::read_signal::<ProbeSetup>(msg) else {
             return;
         };
         let n = s.ends.len();
@@ -331,10 +331,6 @@ impl Agent for ProbeReceiver {
 
     fn on_warmup(&mut self, _now: Time) {
         self.counts = ProbeCounts::default();
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
@@ -438,7 +434,7 @@ impl Agent for Prober {
     }
 
     fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, ctx: &mut Ctx) {
-        if let Some(v) = msg.downcast_ref::<ProbeVerdict>() {
+        if let Some(v) = crate::world::read_signal::<ProbeVerdict>(msg) {
             if let Some(id) = self.timer.take() {
                 ctx.cancel(id);
             }
@@ -446,10 +442,6 @@ impl Agent for Prober {
             let me = ctx.me;
             ctx.stop(me);
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
@@ -499,7 +491,7 @@ impl CallAdmission for ProbeAdmission {
     }
 
     fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, _ctx: &mut Ctx, calls: &mut Calls) {
-        if let Some(v) = msg.downcast_ref::<ProbeVerdict>() {
+        if let Some(v) = crate::world::read_signal::<ProbeVerdict>(msg) {
             calls.decide(v.call, v.admit);
         }
     }

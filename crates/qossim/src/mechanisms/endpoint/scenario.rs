@@ -7,7 +7,6 @@
 use super::mbac::{MbacAdmission, MeasuredSum};
 use super::probe::{Algorithm, ProbeAdmission, ProbeReceiver, ProbeSpec};
 use super::vq::VirtualQueue;
-use crate::packet::AgentId;
 use crate::packet::Packet;
 use crate::queue::{DropCause, DropObserver};
 use crate::scenario::units::QueueLimit;
@@ -17,7 +16,7 @@ use crate::scenario::{
 };
 use crate::time::{millis, secs, to_secs, Time};
 use crate::traffic::{FlowGenerator, SourceModel};
-use crate::world::World;
+use crate::world::{AgentHandle, World};
 use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -513,7 +512,7 @@ impl Mechanism for EndpointSpec {
         &self,
         sc: &Scenario,
         w: &mut World,
-        _core: &BuiltCore,
+        core: &BuiltCore,
     ) -> Result<Box<dyn MechanismRun>, String> {
         for v in &self.vqs {
             let link = w
@@ -529,9 +528,11 @@ impl Mechanism for EndpointSpec {
             };
             w.net.add_hook(link, Box::new(vq));
         }
-        let generator = |w: &World, ti: usize| -> Result<AgentId, String> {
-            w.agents
-                .by_name(&format!("traffic.{}", sc.traffic[ti].name))
+        let generator = |ti: usize| -> Result<AgentHandle<FlowGenerator>, String> {
+            core.generators
+                .iter()
+                .find(|&&(t, _)| t == ti)
+                .map(|&(_, g)| g)
                 .ok_or_else(|| format!("traffic entry {:?} has no generator", sc.traffic[ti].name))
         };
         let mut receivers = Vec::new();
@@ -551,16 +552,19 @@ impl Mechanism for EndpointSpec {
             );
             let group = w.flows.add_group(&format!("{}.probe", t.name));
             let flow = w.flows.open_shared(group, 0);
-            let g = generator(w, p.traffic)?;
-            w.agents
-                .get_mut::<FlowGenerator>(g)
-                .ok_or("not a generator")?
-                .set_admission(Box::new(ProbeAdmission::new(spec, rx, src, dst, flow)));
+            let g = generator(p.traffic)?;
+            w.agent_mut(g).set_admission(Box::new(ProbeAdmission::new(
+                spec,
+                rx.id(),
+                src,
+                dst,
+                flow,
+            )));
             receivers.push(rx);
         }
-        let mut estimators: Vec<(usize, AgentId)> = Vec::new();
+        let mut estimators: Vec<(usize, AgentHandle<MeasuredSum>)> = Vec::new();
         // Per traffic entry: its rate and the estimators of its measured links.
-        let mut policies: Vec<(usize, f64, Vec<AgentId>)> = Vec::new();
+        let mut policies: Vec<(usize, f64, Vec<AgentHandle<MeasuredSum>>)> = Vec::new();
         for m in &self.mbacs {
             let est = match estimators.iter().find(|(l, _)| *l == m.link) {
                 Some(&(_, id)) => id,
@@ -582,10 +586,8 @@ impl Mechanism for EndpointSpec {
             }
         }
         for (traffic, rate, ests) in policies {
-            let g = generator(w, traffic)?;
-            w.agents
-                .get_mut::<FlowGenerator>(g)
-                .ok_or("not a generator")?
+            let g = generator(traffic)?;
+            w.agent_mut(g)
                 .set_admission(Box::new(MbacAdmission::new(ests, rate)));
         }
         // One drop count per flow over every port (each port's warm-up clears the same
@@ -599,14 +601,11 @@ impl Mechanism for EndpointSpec {
         }
         Ok(Box::new(EndpointRun { receivers, drops }))
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// Endpoint admission built into a world.
 struct EndpointRun {
-    receivers: Vec<AgentId>,
+    receivers: Vec<AgentHandle<ProbeReceiver>>,
     drops: Rc<RefCell<HashMap<u32, u64>>>,
 }
 
@@ -679,7 +678,7 @@ impl MechanismRun for EndpointRun {
             json!(bytes as f64 * 8.0 / measured),
         );
         for (p, &rx) in spec.probes.iter().zip(&self.receivers) {
-            if let Some(r) = w.agents.get_mut::<ProbeReceiver>(rx) {
+            if let Some(r) = w.agents.get_mut(rx) {
                 let c = r.counts;
                 let pre = format!("endpoint.{}.", sc.traffic[p.traffic].name);
                 m.insert(pre.clone() + "probes_marked", json!(c.marked));

@@ -156,9 +156,6 @@ impl PortHook for VirtualQueue {
         self.marked = 0;
         self.seen = 0;
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -8,11 +8,11 @@ use super::marking::{MarkingCurve, VirtualQueueMarker, VqThresholds};
 use super::marks;
 use super::termination::TerminationMarker;
 use crate::metrics::{Probe, Series};
-use crate::net::{AgentId, LinkId, Network, NodeId, NONE};
+use crate::net::{AgentId, HookHandle, LinkId, Network, NodeId, NONE};
 use crate::queue::{DropTail, Limit};
 use crate::time::{Time, PS_PER_MS};
 use crate::traffic::{FlowGenerator, PacketTemplate, Sink};
-use crate::world::World;
+use crate::world::{AgentHandle, World};
 
 /// Drop-tail limit of every link the topology builders create, packets. PCN traffic is
 /// held near half the link rate, so this buffer only absorbs bursts; it is large enough
@@ -201,55 +201,27 @@ pub fn parking_lot(world: &mut World, n: usize, rate_bps: u64) -> PcnTopology {
     PcnTopology { bottlenecks, ieas }
 }
 
-/// A hook on a link: the link and the hook's position in its chain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HookRef {
-    /// The link.
-    pub link: LinkId,
-    /// Index in the link's hook chain.
-    pub index: usize,
+/// Sets the configured-termination-rate of the termination marker `m` from `now` on.
+pub fn set_termination_rate(
+    net: &mut Network,
+    m: HookHandle<TerminationMarker>,
+    now: Time,
+    rt_bps: u64,
+) {
+    net.hook_mut(m).set_rate(now, rt_bps);
 }
 
-impl HookRef {
-    /// The hook, as its concrete type.
-    pub fn get<'a, T: 'static>(&self, net: &'a mut Network) -> Option<&'a mut T> {
-        net.links
-            .get_mut(self.link as usize)?
-            .hooks
-            .get_mut(self.index)?
-            .as_any_mut()
-            .downcast_mut::<T>()
-    }
-}
-
-/// The first hook of type `T` on `link`.
-pub fn hook_mut<T: 'static>(net: &mut Network, link: LinkId) -> Option<&mut T> {
-    net.links
-        .get_mut(link as usize)?
-        .hooks
-        .iter_mut()
-        .find_map(|h| h.as_any_mut().downcast_mut::<T>())
-}
-
-/// Sets the configured-termination-rate of the termination marker on `link` from `now`
-/// on; false if the link has none.
-pub fn set_termination_rate(net: &mut Network, link: LinkId, now: Time, rt_bps: u64) -> bool {
-    match hook_mut::<TerminationMarker>(net, link) {
-        Some(m) => {
-            m.set_rate(now, rt_bps);
-            true
-        }
-        None => false,
-    }
-}
-
-/// The failure event: at `at`, the termination markers of the given links get their
-/// new configured-termination-rates `(link, Rt)`.
-pub fn schedule_termination_rates(world: &mut World, at: Time, rates: Vec<(LinkId, u64)>) {
+/// The failure event: at `at`, the given termination markers get their new
+/// configured-termination-rates `(marker, Rt)`.
+pub fn schedule_termination_rates(
+    world: &mut World,
+    at: Time,
+    rates: Vec<(HookHandle<TerminationMarker>, u64)>,
+) {
     world.schedule_action(at, move |w: &mut World| {
         let now = w.sched.now();
-        for &(l, rt) in &rates {
-            set_termination_rate(&mut w.net, l, now, rt);
+        for &(m, rt) in &rates {
+            set_termination_rate(&mut w.net, m, now, rt);
         }
     });
 }
@@ -320,9 +292,9 @@ pub struct PcnDomain {
 #[derive(Clone, Debug, Default)]
 pub struct PcnHandles {
     /// Virtual-queue markers.
-    pub vq_markers: Vec<HookRef>,
+    pub vq_markers: Vec<HookHandle<VirtualQueueMarker>>,
     /// Termination markers.
-    pub termination_markers: Vec<HookRef>,
+    pub termination_markers: Vec<HookHandle<TerminationMarker>>,
     /// Egress controllers.
     pub egresses: Vec<EgressHandle>,
     /// Ingress controllers, in the order the aggregates were given.
@@ -337,7 +309,7 @@ pub struct EgressHandle {
     /// The egress node.
     pub node: NodeId,
     /// Its [`PcnEgress`] agent.
-    pub agent: AgentId,
+    pub agent: AgentHandle<PcnEgress>,
     /// The [`Sink`] agent receiving the aggregates' packets.
     pub sink: AgentId,
 }
@@ -353,7 +325,7 @@ pub struct IngressHandle {
     pub egress: NodeId,
     /// The aggregate's call generator agent (a [`FlowGenerator`] whose policy is its
     /// [`PcnIngress`]).
-    pub agent: AgentId,
+    pub agent: AgentHandle<FlowGenerator>,
     /// The flow group of its flows (named after the aggregate).
     pub group: u32,
     /// The links its packets cross.
@@ -369,8 +341,8 @@ impl PcnHandles {
         world: &'a mut World,
         link: LinkId,
     ) -> Option<&'a mut VirtualQueueMarker> {
-        let h = self.vq_markers.iter().find(|h| h.link == link)?;
-        h.get(&mut world.net)
+        let h = self.vq_markers.iter().find(|h| h.link() == link)?;
+        Some(world.net.hook_mut(*h))
     }
 
     /// The termination marker on `link`.
@@ -379,8 +351,16 @@ impl PcnHandles {
         world: &'a mut World,
         link: LinkId,
     ) -> Option<&'a mut TerminationMarker> {
-        let h = self.termination_markers.iter().find(|h| h.link == link)?;
-        h.get(&mut world.net)
+        let h = self.termination_marker_on(link)?;
+        Some(world.net.hook_mut(h))
+    }
+
+    /// The handle of the termination marker on `link`.
+    pub fn termination_marker_on(&self, link: LinkId) -> Option<HookHandle<TerminationMarker>> {
+        self.termination_markers
+            .iter()
+            .copied()
+            .find(|h| h.link() == link)
     }
 
     /// The ingress controller of aggregate `name`.
@@ -493,24 +473,16 @@ impl PcnDomain {
             let name = world.net.links[a.link as usize].name.clone();
             let rng = world.rng(&format!("pcn.vq.{name}"));
             let m = VirtualQueueMarker::new(a.ra_bps, a.thresholds, a.curve, rng);
-            world.net.add_hook(a.link, Box::new(m));
-            h.vq_markers.push(HookRef {
-                link: a.link,
-                index: world.net.links[a.link as usize].hooks.len() - 1,
-            });
+            h.vq_markers.push(world.net.add_hook(a.link, Box::new(m)));
             if !marked.contains(&a.link) {
                 marked.push(a.link);
             }
         }
         for &(l, rt, depth) in &self.termination {
             check_link(l)?;
-            world
-                .net
-                .add_hook(l, Box::new(TerminationMarker::new(rt, depth)));
-            h.termination_markers.push(HookRef {
-                link: l,
-                index: world.net.links[l as usize].hooks.len() - 1,
-            });
+            let m = TerminationMarker::new(rt, depth);
+            h.termination_markers
+                .push(world.net.add_hook(l, Box::new(m)));
             if !marked.contains(&l) {
                 marked.push(l);
             }
@@ -531,10 +503,12 @@ impl PcnDomain {
                 continue;
             }
             let node_name = world.net.nodes[spec.egress as usize].name.clone();
-            let sink = world.add_agent(&format!("pcn.sink.{node_name}"), Box::new(Sink));
+            let sink = world
+                .add_agent(&format!("pcn.sink.{node_name}"), Box::new(Sink))
+                .id();
             let eg = PcnEgress::new(spec.egress, self.cle).with_sar_period(self.sar_period);
             let agent = world.add_agent(&format!("pcn.egress.{node_name}"), Box::new(eg));
-            world.tap(spec.egress, agent);
+            world.tap(spec.egress, agent.id());
             h.egresses.push(EgressHandle {
                 node: spec.egress,
                 agent,
@@ -570,7 +544,7 @@ impl PcnDomain {
                 spec.ingress,
                 spec.egress,
                 Some(&path),
-                eh.agent,
+                eh.agent.id(),
                 spec.config.request_bytes,
             )?;
             let group = world.flows.add_group(&spec.name);
@@ -580,7 +554,7 @@ impl PcnDomain {
                 PcnIngress::generator(&spec.name, world.seed(), spec.config, tmpl, group, sig);
             let agent = world.add_agent(&spec.name, Box::new(gen));
             if let Some(e) = world.agents.get_mut::<PcnEgress>(eh.agent) {
-                e.add_iea(spec.ingress, agent, sig.reverse);
+                e.add_iea(spec.ingress, agent.id(), sig.reverse);
             }
             h.ingresses.push(IngressHandle {
                 name: spec.name,

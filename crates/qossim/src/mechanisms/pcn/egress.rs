@@ -301,7 +301,7 @@ impl PcnEgress {
 impl Agent for PcnEgress {
     /// An admission request: answer with the aggregate's CLE now.
     fn on_signal(&mut self, from: AgentId, msg: &dyn std::any::Any, ctx: &mut Ctx) {
-        if let Some(r) = msg.downcast_ref::<CleRequest>() {
+        if let Some(r) = crate::world::read_signal::<CleRequest>(msg) {
             let answer = CleAnswer {
                 call: r.call,
                 requested: r.requested,
@@ -363,10 +363,6 @@ impl Agent for PcnEgress {
             ));
             out.push(("cle_max".into(), json!(cles.fold(0.0, f64::max))));
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

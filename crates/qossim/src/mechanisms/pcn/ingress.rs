@@ -12,7 +12,7 @@ use crate::traffic::{
     ActiveCall, Admission, Arrivals, CallAdmission, CallStreams, Calls, FlowGenerator, Holding,
     PacketTemplate, SourceModel, POLICY_TIMER,
 };
-use crate::world::{Ctx, World};
+use crate::world::{AgentHandle, Ctx, World};
 use serde_json::{json, Value};
 use std::any::Any;
 use std::collections::VecDeque;
@@ -397,7 +397,7 @@ impl PcnIngress {
     }
 
     /// The controller of the generator agent `agent`, if it is one.
-    pub fn of(world: &mut World, agent: AgentId) -> Option<&mut PcnIngress> {
+    pub fn of(world: &mut World, agent: AgentHandle<FlowGenerator>) -> Option<&mut PcnIngress> {
         world
             .agents
             .get_mut::<FlowGenerator>(agent)?
@@ -453,7 +453,12 @@ impl PcnIngress {
     /// Delivers a SAR report of `sar_bps` to the ingress generator `ingress` at `at` from
     /// outside the run (a scripted report, or a controller that is not an agent). Its
     /// measurement is taken to have begun at `at` (never stale).
-    pub fn schedule_sar(world: &mut World, ingress: AgentId, at: Time, sar_bps: f64) {
+    pub fn schedule_sar(
+        world: &mut World,
+        ingress: AgentHandle<FlowGenerator>,
+        at: Time,
+        sar_bps: f64,
+    ) {
         Self::schedule_report(world, ingress, at, sar_bps, at);
     }
 
@@ -461,14 +466,16 @@ impl PcnIngress {
     /// `measured_from`.
     pub fn schedule_report(
         world: &mut World,
-        ingress: AgentId,
+        ingress: AgentHandle<FlowGenerator>,
         at: Time,
         sar_bps: f64,
         measured_from: Time,
     ) {
         if let Some(i) = Self::of(world, ingress) {
             i.queue_sar(at, sar_bps, measured_from);
-            world.sched.at(at, Event::new(Target::Agent(ingress), SAR));
+            world
+                .sched
+                .at(at, Event::new(Target::Agent(ingress.id()), SAR));
         }
     }
 
@@ -646,9 +653,9 @@ impl CallAdmission for PcnIngress {
 
     /// An answer to an admission request, or a SAR report from the egress.
     fn on_signal(&mut self, _from: AgentId, msg: &dyn Any, ctx: &mut Ctx, calls: &mut Calls) {
-        if let Some(a) = msg.downcast_ref::<CleAnswer>() {
+        if let Some(a) = crate::world::read_signal::<CleAnswer>(msg) {
             self.on_answer(a, ctx, calls);
-        } else if let Some(r) = msg.downcast_ref::<SarReport>() {
+        } else if let Some(r) = crate::world::read_signal::<SarReport>(msg) {
             self.queue_sar(ctx.now(), r.sar_bps, r.measured_from);
             self.on_sar(ctx, calls);
         }
@@ -674,10 +681,6 @@ impl CallAdmission for PcnIngress {
         out.push(("sar_received".into(), json!(self.sars_received)));
         out.push(("sar_stale".into(), json!(self.sars_stale)));
         out.push(("termination_rounds".into(), json!(self.terminations.len())));
-    }
-
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
     }
 }
 

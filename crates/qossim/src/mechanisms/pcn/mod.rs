@@ -58,10 +58,10 @@ pub use beatdown::{
     expected_termination, optimal_termination, parking_lot_paths, TerminationFractions,
 };
 pub use domain::{
-    equal_delays, hook_mut, parking_lot, rtt_star, rtt_star_egresses, schedule_termination_rates,
-    set_termination_rate, single_link, spread_delays, EgressHandle, HookRef, IeaSpec,
-    IngressHandle, PcnDomain, PcnHandles, PcnTopology, TopologyIea, DEFAULT_QUEUE_PACKETS,
-    FAST_LINK_FACTOR, THROUGHPUT_SAMPLE_INTERVAL,
+    equal_delays, parking_lot, rtt_star, rtt_star_egresses, schedule_termination_rates,
+    set_termination_rate, single_link, spread_delays, EgressHandle, IeaSpec, IngressHandle,
+    PcnDomain, PcnHandles, PcnTopology, TopologyIea, DEFAULT_QUEUE_PACKETS, FAST_LINK_FACTOR,
+    THROUGHPUT_SAMPLE_INTERVAL,
 };
 pub use egress::{CleMode, CongestionLevelEstimate, PcnEgress, SarReport};
 pub use ingress::{

@@ -3,10 +3,10 @@
 //! each acknowledgement as now minus the echoed send time of the segment it acknowledges).
 
 use crate::metrics::Histogram;
-use crate::net::{AgentId, FlowId, NodeId, Packet, PacketKind, NONE};
+use crate::net::{FlowId, NodeId, Packet, PacketKind, NONE};
 use crate::time::{to_secs, Time};
 use crate::transport::TcpRenoSender;
-use crate::world::{Agent, Ctx};
+use crate::world::{Agent, AgentHandle, Ctx};
 
 const SAMPLE: u32 = 1;
 const WARMUP: u32 = 2;
@@ -26,7 +26,7 @@ pub struct RprMonitor {
     warmup: Time,
     watched: Vec<WatchedEntry>,
     /// Sender agent and flow of the traced connection.
-    traced: Option<(AgentId, FlowId)>,
+    traced: Option<(AgentHandle<TcpRenoSender>, FlowId)>,
     last_rx: Vec<u64>,
     ids: Vec<Vec<usize>>,
     trace_ids: Option<[usize; 2]>,
@@ -45,7 +45,7 @@ impl RprMonitor {
         interval: Time,
         warmup: Time,
         watched: Vec<WatchedEntry>,
-        traced: Option<(AgentId, FlowId)>,
+        traced: Option<(AgentHandle<TcpRenoSender>, FlowId)>,
     ) -> Self {
         RprMonitor {
             interval,
@@ -94,7 +94,7 @@ impl RprMonitor {
                     ctx.rec.id("rpr.tcp.rtt_s", "s"),
                 ]
             });
-            if let Some(s) = ctx.agents().get_mut::<TcpRenoSender>(agent) {
+            if let Some(s) = ctx.agents().get_mut(agent) {
                 let c = s.cwnd();
                 ctx.rec.push(ids[0], now, c);
             }
@@ -146,9 +146,5 @@ impl Agent for RprMonitor {
                 ctx.rec.push(id[1], now, to_secs(rtt));
             }
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }

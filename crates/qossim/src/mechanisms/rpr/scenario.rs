@@ -13,7 +13,7 @@ use crate::scenario::{
     Scenario, Topology, TrafficModel,
 };
 use crate::time::{millis, to_secs, Time};
-use crate::world::World;
+use crate::world::{AgentHandle, World};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -401,16 +401,13 @@ impl Mechanism for RprSpec {
             );
             st.measure_from(warmup);
             let id = w.add_agent(&format!("rpr.S{i}"), Box::new(st));
-            w.attach_port(data, id);
-            w.attach_port(ctrl, id);
+            w.attach_port(data, id.id());
+            w.attach_port(ctrl, id.id());
             ids.push(id);
         }
         for i in 0..n {
-            let up = ids[(i + n - 1) % n];
-            w.agents
-                .get_mut::<RprStation>(ids[i])
-                .expect("station")
-                .set_upstream(up);
+            let up = ids[(i + n - 1) % n].id();
+            w.agent_mut(ids[i]).set_upstream(up);
         }
         let watched = self
             .watch
@@ -429,22 +426,19 @@ impl Mechanism for RprSpec {
         let mon = RprMonitor::new(self.config.sample_interval, warmup, watched, traced);
         let monitor = w.add_agent("rpr.monitor", Box::new(mon));
         for i in 0..n {
-            w.tap(i as u32, monitor);
+            w.tap(i as u32, monitor.id());
         }
         Ok(Box::new(RprRun {
             stations: ids,
             monitor,
         }))
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// The ring built into a world.
 struct RprRun {
-    stations: Vec<u32>,
-    monitor: u32,
+    stations: Vec<AgentHandle<RprStation>>,
+    monitor: AgentHandle<RprMonitor>,
 }
 
 /// Jain's fairness index of `x`: (Σx)² / (n·Σx²); 1 when all are equal.
@@ -477,7 +471,7 @@ impl MechanismRun for RprRun {
             if any {
                 shares.push(bps);
             }
-            if let Some(s) = w.agents.get_mut::<RprStation>(id) {
+            if let Some(s) = w.agents.get_mut(id) {
                 let st = s.stats();
                 m.insert(
                     p.clone() + "add_bps",
@@ -491,7 +485,7 @@ impl MechanismRun for RprRun {
             }
         }
         m.insert("rpr.jain_index".into(), json!(jain_index(&shares)));
-        let Some(mon) = w.agents.get_mut::<RprMonitor>(self.monitor) else {
+        let Some(mon) = w.agents.get_mut(self.monitor) else {
             return;
         };
         let base = std::mem::take(&mut mon.rx_at_warmup);

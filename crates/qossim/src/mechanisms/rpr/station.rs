@@ -848,10 +848,6 @@ impl Agent for RprStation {
         };
         out.push(("congested_fraction".into(), json!(frac)));
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! A [`PcnSpec`] built into a world: the domain, its aggregates and their call processes.
 
 use super::*;
+use crate::world::AgentHandle;
 
 /// An aggregate of a built domain.
 #[derive(Clone, Debug)]
 pub(super) struct IeaRun {
     pub(super) name: String,
-    pub(super) agent: u32,
+    pub(super) agent: AgentHandle<FlowGenerator>,
     /// Bottlenecks crossed (indices into the scenario's list), in path order.
     pub(super) crosses: Vec<usize>,
     /// Signalling round trip.
@@ -29,7 +30,10 @@ pub(super) struct PcnRun {
 }
 
 /// The flows of each aggregate active at `now`.
-pub(super) fn active_now(w: &mut World, agents: &[u32]) -> Vec<Vec<ActiveCall>> {
+pub(super) fn active_now(
+    w: &mut World,
+    agents: &[AgentHandle<FlowGenerator>],
+) -> Vec<Vec<ActiveCall>> {
     let now = w.sched.now();
     agents
         .iter()
@@ -183,7 +187,7 @@ pub(super) fn build(spec: &PcnSpec, sc: &Scenario, w: &mut World) -> Result<PcnR
     }
     let snapshot: Snapshot = Rc::new(RefCell::new(None));
     if let Some(t) = &spec.termination {
-        let agents: Vec<u32> = handles.ingresses.iter().map(|h| h.agent).collect();
+        let agents: Vec<_> = handles.ingresses.iter().map(|h| h.agent).collect();
         let snap = snapshot.clone();
         w.schedule_action(t.t_fail, move |w: &mut World| {
             *snap.borrow_mut() = Some(active_now(w, &agents));
@@ -191,7 +195,12 @@ pub(super) fn build(spec: &PcnSpec, sc: &Scenario, w: &mut World) -> Result<PcnR
         let rates = links
             .iter()
             .zip(&rt)
-            .map(|(&l, r)| (l, r.expect("termination rate")))
+            .map(|(&l, r)| {
+                let m = handles
+                    .termination_marker_on(l)
+                    .expect("termination marker");
+                (m, r.expect("termination rate"))
+            })
             .collect();
         schedule_termination_rates(w, t.t_fail, rates);
     }

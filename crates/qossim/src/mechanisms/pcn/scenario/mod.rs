@@ -106,7 +106,4 @@ impl Mechanism for PcnSpec {
     ) -> Result<Box<dyn MechanismRun>, String> {
         Ok(Box::new(build(self, sc, w)?))
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

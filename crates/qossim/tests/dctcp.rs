@@ -4,14 +4,14 @@
 //! link each way per hop, as in `tests/tcp.rs`; a test-only port hook marks data segments
 //! CE at random.
 
-use qossim::net::{marks, AgentId, LinkId, PacketKind, PortHook, PortInfo};
+use qossim::net::{marks, LinkId, PacketKind, PortHook, PortInfo};
 use qossim::queue::{DropTail, Limit};
 use qossim::time::{Time, PS_PER_MS, PS_PER_S};
 use qossim::traffic::PacketTemplate;
 use qossim::transport::{
     Congestion, DctcpParams, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender,
 };
-use qossim::{Packet, Rng, World};
+use qossim::{AgentHandle, Packet, Rng, World};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -35,15 +35,15 @@ impl PortHook for RandomMarker {
     fn wants_departures(&self) -> bool {
         false
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// One DCTCP connection h0 -> h1 over 100 Mb/s links (1 ms access, 9 ms bottleneck: a
 /// round trip of about 20 ms, 250 segments in flight at the link's rate) with buffers
 /// that never fill, every data segment marked CE with probability `p` at the bottleneck.
-fn random_marking(seed: u64, p: f64, g: f64) -> (World, AgentId) {
+/// A world and its DCTCP sender.
+type Connection = (World, AgentHandle<TcpRenoSender>);
+
+fn random_marking(seed: u64, p: f64, g: f64) -> Connection {
     random_marking_with(seed, p, g, None).0
 }
 
@@ -54,7 +54,7 @@ fn random_marking_with(
     p: f64,
     g: f64,
     delayed: Option<Time>,
-) -> ((World, AgentId), Rc<RefCell<Vec<u64>>>) {
+) -> (Connection, Rc<RefCell<Vec<u64>>>) {
     let mut w = World::new(seed);
     let h0 = w.net.add_node("h0");
     let r = w.net.add_node("r");
@@ -80,7 +80,10 @@ fn random_marking_with(
     };
     let tx = w.add_agent(
         "tx",
-        Box::new(TcpRenoSender::new(cfg, PacketTemplate::new(h0, h1, rx))),
+        Box::new(TcpRenoSender::new(
+            cfg,
+            PacketTemplate::new(h0, h1, rx.id()),
+        )),
     );
     let rng = w.rng("mark");
     let marked: Rc<RefCell<Vec<u64>>> = Rc::default();
@@ -121,7 +124,7 @@ fn alpha_converges_to_an_independent_marking_probability() {
         let (mut w, tx) = random_marking(7, p, g);
         w.set_warmup(10 * PS_PER_S);
         w.run_until(110 * PS_PER_S);
-        let s = w.agents.get_mut::<TcpRenoSender>(tx).unwrap();
+        let s = w.agents.get_mut(tx).unwrap();
         let st = s.stats();
         let d = s.dctcp().expect("a DCTCP sender");
         let m = d.stats();
@@ -171,7 +174,7 @@ fn the_receiver_echoes_ce_exactly_with_and_without_delayed_acks() {
     for delayed in [None, Some(100 * PS_PER_MS)] {
         let ((mut w, tx), marked) = random_marking_with(3, 0.1, 1.0 / 16.0, delayed);
         w.run_until(20 * PS_PER_S);
-        let s = w.agents.get_mut::<TcpRenoSender>(tx).unwrap();
+        let s = w.agents.get_mut(tx).unwrap();
         let m = s.dctcp().unwrap().stats();
         let truth = marked.borrow().iter().filter(|&&q| q < m.acked).count() as u64;
         eprintln!(

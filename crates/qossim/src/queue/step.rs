@@ -171,9 +171,6 @@ impl QueueDisc for Step {
     fn on_warmup(&mut self, _now: Time) {
         self.counters = StepCounters::default();
     }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -129,6 +129,50 @@ def test_no_throughput_bin_exceeds_the_link_rate(tmp_path):
     assert result.summary["link.n1-n2.utilization"] <= 1.0
 
 
+def test_class_throughput_bins_add_up_to_the_links(tmp_path):
+    """The per-class series of a saturated link split each bin of the link's series.
+
+    Both count bits as they go onto the wire: the part of a packet still being sent at
+    the end of a bin counts in the next bin, for its class as for the link. Counted by
+    transmission start, a class bin would hold a whole packet that the link's bin holds
+    only in part, and the two classes would not add up to the link.
+    """
+    text = OVERLOAD.format(warmup="0s", queue="")
+    text = text.replace("flows = 4", "flows = 2")
+    text += """
+[[traffic]]
+name = "other"
+from = "n0"
+to = "n2"
+model = "cbr"
+size = "700B"
+interval = "1ms"
+flows = 2
+class = 1
+""" + "".join(
+        f"""
+[[metric]]
+kind = "link_throughput"
+link = "n1-n2"
+interval = "100ms"
+class = {c}
+name = "class{c}"
+"""
+        for c in (0, 1)
+    )
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    result = qossim.run(path, seed=1)
+    link = result.timeseries("n1-n2.throughput")["value"].to_numpy()
+    c0 = result.timeseries("class0")["value"].to_numpy()
+    c1 = result.timeseries("class1")["value"].to_numpy()
+    assert len(link) == len(c0) == len(c1) >= 20
+    assert (c0 > 0).all() and (c1[2:] > 0).all()
+    # Sums of a few hundred bit counts of at most 1e7 in floating point: exact to 1e-6.
+    assert abs(c0 + c1 - link).max() <= 1e-6 * 1e7
+    assert max(c0.max(), c1.max()) <= 10e6 * (1 + 1e-12)
+
+
 def test_red_drops_under_their_own_names(tmp_path):
     """A RED port reports its early drops as random and forced, beside the link's causes."""
     queue = 'queue = { kind = "red", limit = "50p", min_th = 5, max_th = 15, max_p = 0.1 }'

@@ -660,23 +660,18 @@ impl World {
                 let key = self.sched.key();
                 let l = &mut self.net.links[link as usize];
                 l.settle(now, key);
-                let st = &l.stats;
-                let c = if let Some(slot) = marked {
-                    st.tx_bytes_marked[slot]
+                // Bits on the wire in the interval, so that no bin exceeds the rate (a
+                // packet is not counted whole in the bin where its transmission starts).
+                let bits = if let Some(slot) = marked {
+                    l.bits_sent_marked(now, slot)
                 } else if let Some(cl) = class {
-                    st.tx_bytes_by_class[(cl as usize).min(7)]
+                    l.bits_sent_by_class(now, cl)
                 } else {
-                    // The whole link: bits on the wire in the interval, so that no bin
-                    // exceeds the rate (a packet is not counted whole in the bin where
-                    // its transmission starts).
-                    let bits = l.bits_sent_by(now);
-                    let d = bits - s.last_bits;
-                    s.last_bits = bits;
-                    return self.push_sample(id, now, d / secs);
+                    l.bits_sent_by(now)
                 };
-                let d = c - s.last;
-                s.last = c;
-                d as f64 * 8.0 / secs
+                let d = bits - s.last_bits;
+                s.last_bits = bits;
+                return self.push_sample(id, now, d / secs);
             }
             Probe::QueueLength { link } => {
                 let key = self.sched.key();

@@ -22,7 +22,7 @@
 //! shipped scenario.
 
 use super::port::transmitted;
-use super::{arrival_key, count_marked, Landing, Link, LinkId, Network, Packet, NONE};
+use super::{arrival_key, count_start, Landing, Link, LinkId, Network, Packet, NONE};
 use crate::engine::Scheduler;
 use crate::queue::{DropCause, Limit};
 use crate::time::{tx_time, Time};
@@ -103,10 +103,7 @@ impl Link {
                 self.waiting_bytes -= d.size as u64;
                 let st = &mut self.stats;
                 st.queue_avg.set(d.start, (arrived - 1) as f64);
-                st.tx_pkts += 1;
-                st.tx_bytes += d.size as u64;
-                st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
-                count_marked(&self.counted, st, d.marks, d.size);
+                count_start(&self.counted, st, d.size, d.class, d.marks);
             } else {
                 // What the port did when a handed-off packet arrived.
                 self.unarrived -= 1;
@@ -125,10 +122,7 @@ impl Link {
                 } else {
                     // Sent at once: nothing is before it in the ledger.
                     self.ledger.pop_front();
-                    st.tx_pkts += 1;
-                    st.tx_bytes += size as u64;
-                    st.tx_bytes_by_class[(class as usize).min(7)] += size as u64;
-                    count_marked(&self.counted, st, marks, size);
+                    count_start(&self.counted, st, size, class, marks);
                 }
             }
         }
@@ -211,10 +205,7 @@ impl Network {
             }
         } else {
             let st = &mut l.stats;
-            st.tx_pkts += 1;
-            st.tx_bytes += d.size as u64;
-            st.tx_bytes_by_class[(d.class as usize).min(7)] += d.size as u64;
-            count_marked(&l.counted, st, d.marks, d.size);
+            count_start(&l.counted, st, d.size, d.class, d.marks);
         }
         let arrive = done + l.delay;
         if l.hands_off && arrive > now && pkt.dst != l.to && l.in_flight.is_empty() {

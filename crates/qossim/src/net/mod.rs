@@ -141,10 +141,34 @@ pub struct LinkStats {
     pub queue_avg: TimeAverage,
     /// Largest queue seen, packets.
     pub queue_max: usize,
+    /// Class slot (0..=7) of the packet whose transmission started last.
+    pub last_class: u8,
+    /// Marks of the packet whose transmission started last.
+    pub last_marks: u16,
 }
 
 /// How many marks a link can count bytes of.
 pub const MARK_COUNTERS: usize = 2;
+
+/// Counts a packet whose transmission starts: packets, bytes, bytes of its class and of
+/// the counted marks it carries; remembers its class and marks, which the part of it
+/// still on its way to the wire belongs to (see [`Link::bits_sent_by_class`]).
+#[inline(always)]
+fn count_start(
+    counted: &[(&'static str, u16); MARK_COUNTERS],
+    st: &mut LinkStats,
+    size: u32,
+    class: u8,
+    marks: u16,
+) {
+    let c = (class as usize).min(7);
+    st.tx_pkts += 1;
+    st.tx_bytes += size as u64;
+    st.tx_bytes_by_class[c] += size as u64;
+    st.last_class = c as u8;
+    st.last_marks = marks;
+    count_marked(counted, st, marks, size);
+}
 
 /// Adds `size` to every counter slot whose mask is fully set in `marks`.
 #[inline]

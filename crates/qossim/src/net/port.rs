@@ -15,7 +15,7 @@
 //! runs pay one test per packet for tracing.
 
 use super::{
-    count_marked, ledger_add, Landing, Link, LinkId, Network, NodeId, Packet, PortInfo, NONE,
+    count_start, ledger_add, Landing, Link, LinkId, Network, NodeId, Packet, PortInfo, NONE,
 };
 use crate::engine::{Event, Scheduler, Target};
 use crate::queue::{Dequeue, DropLog};
@@ -29,6 +29,36 @@ impl Link {
     /// the link's rate, unlike one counted by transmission starts (a packet starting at
     /// the end of an interval would count whole in it).
     pub fn bits_sent_by(&self, now: Time) -> f64 {
+        self.stats.tx_bytes as f64 * 8.0 - self.bits_left(now)
+    }
+
+    /// [`Link::bits_sent_by`] for the packets of one class slot (classes >= 7 share
+    /// slot 7).
+    pub fn bits_sent_by_class(&self, now: Time, class: u8) -> f64 {
+        let c = (class as usize).min(7);
+        let left = if self.stats.last_class as usize == c {
+            self.bits_left(now)
+        } else {
+            0.0
+        };
+        self.stats.tx_bytes_by_class[c] as f64 * 8.0 - left
+    }
+
+    /// [`Link::bits_sent_by`] for the packets carrying every bit of mark counter
+    /// `slot`'s mask (see [`Network::count_marked`]).
+    pub fn bits_sent_marked(&self, now: Time, slot: usize) -> f64 {
+        let m = self.counted[slot].1;
+        let left = if m != 0 && self.stats.last_marks & m == m {
+            self.bits_left(now)
+        } else {
+            0.0
+        };
+        self.stats.tx_bytes_marked[slot] as f64 * 8.0 - left
+    }
+
+    /// Bits of the transmission under way still to go onto the wire at `now` (0 when the
+    /// port is idle); they belong to the packet whose transmission started last.
+    fn bits_left(&self, now: Time) -> f64 {
         // The end of the transmission under way: packets still in the ledger have not
         // started. A waiting packet starts when the one before it ends; a handed-off one
         // records when the port was free before it was entered.
@@ -38,8 +68,7 @@ impl Link {
             Some(d) => d.before,
             None => self.busy_until,
         };
-        let left = end.saturating_sub(now) as f64 * self.rate_bps as f64 / PS_PER_S as f64;
-        self.stats.tx_bytes as f64 * 8.0 - left
+        end.saturating_sub(now) as f64 * self.rate_bps as f64 / PS_PER_S as f64
     }
 
     /// True while a packet is being transmitted (as of the last event at this port).
@@ -361,10 +390,7 @@ impl Network {
                 h.on_departure(&pkt, now);
             }
         }
-        l.stats.tx_pkts += 1;
-        l.stats.tx_bytes += pkt.size as u64;
-        l.stats.tx_bytes_by_class[(pkt.class as usize).min(7)] += pkt.size as u64;
-        count_marked(&l.counted, &mut l.stats, pkt.marks, pkt.size);
+        count_start(&l.counted, &mut l.stats, pkt.size, pkt.class, pkt.marks);
         let tx = tx_time(pkt.size, l.rate_bps);
         let done = now + tx;
         if TRACE {

@@ -447,7 +447,7 @@ fn an_on_off_source_needs_an_on_period() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(d[0]
         .to_string()
-        .contains("traffic.0.on: the mean on period must be positive"));
+        .contains("traffic.0.on: its mean must be positive"));
 }
 
 #[test]

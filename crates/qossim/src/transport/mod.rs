@@ -6,6 +6,7 @@
 //! acknowledgements through the modelled network.
 
 pub mod cubic;
+pub mod params;
 pub mod tcp;
 
 pub use cubic::CubicParams;

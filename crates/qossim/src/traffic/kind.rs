@@ -397,3 +397,34 @@ pub fn describe() -> Vec<serde_json::Value> {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fixed_default_reads_and_is_in_bounds() {
+        let tables = MODELS.iter().map(|k| k.params).chain([CALLS]);
+        for params in tables {
+            let d = crate::decl::defaults(params);
+            for p in params {
+                if let Some(v) = d.get(p.key) {
+                    assert_eq!(p.check(v), None, "{}", p.key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_declared_twice_has_one_type() {
+        for key in model_keys() {
+            let types: Vec<Type> = MODELS
+                .iter()
+                .flat_map(|k| k.params)
+                .filter(|p| p.key == key)
+                .map(|p| p.ty)
+                .collect();
+            assert!(types.windows(2).all(|w| w[0] == w[1]), "{key}: {types:?}");
+        }
+    }
+}

@@ -49,6 +49,29 @@ def test_one_kind_prints_units_defaults_and_bounds(capsys):
     assert "queue.droptail" in capsys.readouterr().out
 
 
+def _row(out: str, key: str) -> list[str]:
+    """The first five columns of ``key``'s row in a kind's table."""
+    return next(line for line in out.splitlines() if line.strip().startswith(key)).split()[:5]
+
+
+def test_traffic_models_and_family_sections_are_listed(capsys):
+    names = {k["kind"] for k in describe.kinds()}
+    models = {"traffic.cbr", "traffic.onoff", "traffic.poisson", "traffic.trace", "traffic.tcp"}
+    assert models | {"traffic.calls", "traffic.G.711-VBR-20ms", "traffic.MIX"} <= names
+    assert {"family.abr", "family.rpr"} <= names
+    assert main(["describe", "traffic.tcp"]) == 0
+    out = capsys.readouterr().out
+    assert 'written: model = "tcp"' in out
+    assert _row(out, "min_rto") == ["min_rto", "time", "s", "200ms", ">"]
+    assert _row(out, "congestion")[:4] == ["congestion", "choice", "-", "reno"]
+    assert main(["describe", "traffic.onoff"]) == 0
+    assert _row(capsys.readouterr().out, "on") == ["on", "distribution", "s", "exp:500ms", "mean"]
+    assert main(["describe", "family.abr"]) == 0
+    out = capsys.readouterr().out
+    assert "written: [abr]" in out
+    assert _row(out, "nrm") == ["nrm", "integer", "cells", "32", "[2,"]
+
+
 def test_an_unknown_kind_lists_the_known_ones(capsys):
     assert main(["describe", "queue.wred"]) == 2
     err = capsys.readouterr().err

@@ -14,7 +14,7 @@ from qossim import _engine
 from qossim.errors import QossimError
 
 #: The groups of kinds, in the order the documentation gives them.
-GROUPS = ("queue", "meter")
+GROUPS = ("queue", "meter", "traffic", "family")
 
 
 def begin_mark(group: str) -> str:
@@ -63,7 +63,15 @@ def list_text() -> str:
 def kind_text(k: dict[str, Any]) -> str:
     """Return a kind's parameters as a plain-text table."""
     aliases = f" (also {', '.join(k['aliases'])})" if k["aliases"] else ""
-    lines = [f"{k['kind']}{aliases}: {k['title']}", f"  {k['doc']}", ""]
+    lines = [
+        f"{k['kind']}{aliases}: {k['title']}",
+        f"  {k['doc']}",
+        f"  written: {k['written']}",
+        "",
+    ]
+    if not k["params"]:
+        lines.append("  no parameters")
+        return "\n".join(lines)
     rows = [("key", "type", "unit", "default", "bounds", "meaning")]
     for p in k["params"]:
         rows.append((p["key"], p["type"], p["unit"] or "-", _default(p), _bounds(p), p["doc"]))
@@ -83,7 +91,7 @@ def kind_markdown(k: dict[str, Any]) -> str:
     """Return a kind's parameters as a Markdown section with one table."""
     aliases = f" (also `{'`, `'.join(k['aliases'])}`)" if k["aliases"] else ""
     lines = [
-        f'#### `kind = "{k["name"]}"`{aliases} — {k["title"]}',
+        f"#### `{k['written']}`{aliases} — {k['title']}",
         "",
         k["doc"],
         "",
@@ -109,9 +117,26 @@ def kind_markdown(k: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _named_markdown(named: list[dict[str, Any]]) -> str:
+    """Return the kinds without parameters (named models) as one table."""
+    lines = ["#### Named models (no parameters)", "", "| written | meaning |", "|---|---|"]
+    for k in named:
+        lines.append(f"| `{_cell(k['written'])}` | {_cell(k['doc'])} |")
+    return "\n".join(lines)
+
+
 def markdown(group: str) -> str:
-    """Return every section of ``group``, enclosed in the group's markers."""
-    body = "\n\n".join(kind_markdown(k) for k in kinds() if k["group"] == group)
+    """Return every section of ``group``, enclosed in the group's markers.
+
+    Kinds with parameters get a section each, in registry order; those without (the
+    named traffic models) share one table after them.
+    """
+    of_group = [k for k in kinds() if k["group"] == group]
+    sections = [kind_markdown(k) for k in of_group if k["params"]]
+    named = [k for k in of_group if not k["params"]]
+    if named:
+        sections.append(_named_markdown(named))
+    body = "\n\n".join(sections)
     return f"{begin_mark(group)}\n\n{body}\n\n{end_mark(group)}"
 
 

@@ -31,6 +31,11 @@ pub enum Type {
     Integer,
     /// `true` or `false`.
     Bool,
+    /// A random duration (`"exp:500ms"`, `"fixed:1s"`, `"pareto:1.5:340ms"`); bounds are
+    /// stated on its mean.
+    Dist,
+    /// A rate of events (`"800/s"`, `"600/min"`), per second.
+    PerSecond,
     /// One of a fixed set of strings.
     Choice(&'static [&'static str]),
     /// A string in the component's own notation (checked by the component's rules).
@@ -49,6 +54,8 @@ impl Type {
             Type::Number => "number",
             Type::Integer => "integer",
             Type::Bool => "bool",
+            Type::Dist => "distribution",
+            Type::PerSecond => "events per time",
             Type::Choice(_) => "choice",
             Type::Text => "string",
         }
@@ -74,6 +81,8 @@ pub enum Value {
     Integer(u64),
     /// A boolean.
     Bool(bool),
+    /// A random duration.
+    Dist(units::Dist),
     /// A string (choices and text).
     Text(String),
 }
@@ -89,6 +98,7 @@ impl Value {
             Value::Integer(x) => Some(*x as f64),
             Value::Time(t) => Some(to_secs(*t)),
             Value::Number(x) => Some(*x),
+            Value::Dist(d) => Some(dist_mean(*d)),
             Value::Bool(_) | Value::Text(_) => None,
         }
     }
@@ -103,8 +113,93 @@ impl Value {
             Value::Number(x) => format!("{x}"),
             Value::Integer(n) => format!("{n}"),
             Value::Bool(b) => format!("{b}"),
+            Value::Dist(d) => match *d {
+                units::Dist::Exp(m) => format!("exp:{m}s"),
+                units::Dist::Fixed(m) => format!("fixed:{m}s"),
+                units::Dist::Pareto(a, m) => format!("pareto:{a}:{m}s"),
+            },
             Value::Text(s) => s.clone(),
         }
+    }
+}
+
+impl Value {
+    /// The time this value holds (it must be a time).
+    pub fn as_time(&self) -> Time {
+        match self {
+            Value::Time(t) => *t,
+            v => panic!("not a time: {v:?}"),
+        }
+    }
+
+    /// The scalar of a number, rate, size, integer or limit (it must have one).
+    pub fn as_f64(&self) -> f64 {
+        self.scalar()
+            .unwrap_or_else(|| panic!("not a number: {self:?}"))
+    }
+
+    /// The count of a size, rate, integer or limit.
+    pub fn as_u64(&self) -> u64 {
+        match self {
+            Value::Size(x)
+            | Value::Rate(x)
+            | Value::Integer(x)
+            | Value::Packets(x)
+            | Value::Bytes(x) => *x,
+            v => panic!("not a count: {v:?}"),
+        }
+    }
+
+    /// The string of a choice or text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Value::Text(s) => s,
+            v => panic!("not a string: {v:?}"),
+        }
+    }
+}
+
+/// A family's section of a scenario (`[abr]`) or one of its tables, with its declared
+/// keys: what `qossim describe` lists as `family.NAME` and what the family's reader
+/// checks the keys' values against.
+pub struct Section {
+    /// The name after `family.` (`abr`, `rpr`).
+    pub name: &'static str,
+    /// What a scenario writes to open it (`[abr]`).
+    pub written: &'static str,
+    /// Its name in prose.
+    pub title: &'static str,
+    /// One line saying what it configures.
+    pub doc: &'static str,
+    /// Its declared keys (tables and arrays of tables in it are described in prose).
+    pub params: &'static [Param],
+}
+
+impl Section {
+    /// The declared key `key` (a reader asking for an undeclared key is a bug).
+    pub fn param(&self, key: &str) -> &'static Param {
+        self.params
+            .iter()
+            .find(|p| p.key == key)
+            .unwrap_or_else(|| panic!("{}: {key} is not declared", self.written))
+    }
+
+    /// Its declared keys.
+    pub fn keys(&self) -> Vec<&'static str> {
+        self.params.iter().map(|p| p.key).collect()
+    }
+}
+
+impl std::fmt::Debug for Section {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Section({})", self.written)
+    }
+}
+
+/// The mean of a random duration, seconds.
+pub fn dist_mean(d: units::Dist) -> f64 {
+    match d {
+        units::Dist::Exp(m) | units::Dist::Fixed(m) | units::Dist::Pareto(_, m) => m,
     }
 }
 
@@ -197,7 +292,8 @@ impl Param {
     /// A scalar of this parameter's type in the scenario notation (bounds in messages).
     fn show(&self, x: f64) -> String {
         match self.ty {
-            Type::Time => format!("{x}s"),
+            Type::Time | Type::Dist => format!("{x}s"),
+            Type::PerSecond => format!("{x}/s"),
             Type::Size => format!("{x}B"),
             Type::Rate => format!("{x}bps"),
             Type::PacketLimit => format!("{x}p"),
@@ -221,7 +317,9 @@ impl Param {
         // False for NaN too: a NaN is never in bounds.
         let above_zero = x > 0.0;
         let positive = || {
-            if self.ty == Type::Size {
+            if self.ty == Type::Dist {
+                "its mean must be positive".to_string()
+            } else if self.ty == Type::Size {
                 match self.default {
                     Absent::Is(d) => format!("must be a positive size, e.g. {d:?}"),
                     _ => "must be at least one byte".to_string(),
@@ -273,14 +371,21 @@ impl Param {
             return allowed.join(", ");
         }
         let s = |x: f64| self.show(x);
-        match self.bounds {
+        // A distribution's bounds are on its mean.
+        let of = if self.ty == Type::Dist && self.bounds != Bounds::Any {
+            "mean "
+        } else {
+            ""
+        };
+        let text = match self.bounds {
             Bounds::Any => String::new(),
             Bounds::Positive => "> 0".into(),
             Bounds::PositiveAtMost(hi) => format!("(0, {}]", s(hi)),
             Bounds::AtLeast(lo) => format!(">= {}", s(lo)),
             Bounds::Between(lo, hi) => format!("[{}, {}]", s(lo), s(hi)),
             Bounds::AboveUpTo(lo, hi) => format!("({}, {}]", s(lo), s(hi)),
-        }
+        };
+        format!("{of}{text}")
     }
 
     /// The default as the reference tables show it.
@@ -315,6 +420,8 @@ impl Param {
                 .parse::<bool>()
                 .map(Value::Bool)
                 .map_err(|_| format!("expected true or false, got {text:?}")),
+            Type::Dist => units::parse_dist(text).map(Value::Dist),
+            Type::PerSecond => units::parse_per_second(text).map(Value::Number),
             Type::Choice(_) | Type::Text => Ok(Value::Text(text.to_string())),
         }
     }
@@ -408,6 +515,14 @@ impl Values {
         }
     }
 
+    /// The random duration `key`.
+    pub fn dist(&self, key: &str) -> units::Dist {
+        match self.expect(key) {
+            Value::Dist(d) => *d,
+            v => panic!("parameter {key} is not a distribution: {v:?}"),
+        }
+    }
+
     /// The string `key`.
     pub fn text(&self, key: &str) -> &str {
         match self.expect(key) {
@@ -483,7 +598,7 @@ pub fn no_rules(_: &Values) -> Vec<Problem> {
 }
 
 /// One component kind as JSON: `{kind: "GROUP.NAME", group, name, aliases, title, doc,
-/// params: [{key, type, unit, default, required, bounds, allowed, doc}]}`.
+/// written, params: [{key, type, unit, default, required, bounds, allowed, doc}]}`.
 pub fn describe_kind(
     group: &str,
     name: &str,
@@ -491,6 +606,22 @@ pub fn describe_kind(
     title: &str,
     doc: &str,
     params: &[Param],
+) -> serde_json::Value {
+    let written = format!("kind = {name:?}");
+    describe_written(group, name, aliases, title, doc, params, &written)
+}
+
+/// [`describe_kind`] for a table selected otherwise than by its `kind` key: `written` is
+/// what a scenario writes to select it (`model = "cbr"`, `[abr]`), given as the JSON's
+/// `written`.
+pub fn describe_written(
+    group: &str,
+    name: &str,
+    aliases: &[&str],
+    title: &str,
+    doc: &str,
+    params: &[Param],
+    written: &str,
 ) -> serde_json::Value {
     use serde_json::json;
     let params: Vec<serde_json::Value> = params
@@ -519,6 +650,7 @@ pub fn describe_kind(
         "aliases": aliases,
         "title": title,
         "doc": doc,
+        "written": written,
         "params": params,
     })
 }
@@ -526,7 +658,9 @@ pub fn describe_kind(
 /// Every registered component kind with its declared parameters, as a JSON list (what
 /// `qossim describe` prints and the documentation's reference tables are made from):
 /// the queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
-/// ([`crate::meter::METERS`]).
+/// ([`crate::meter::METERS`]), the traffic models and call arrivals
+/// ([`crate::traffic::MODELS`]), then the families' declared sections
+/// ([`crate::scenario::Family::declared`]).
 pub fn catalogue() -> serde_json::Value {
     let mut all = crate::queue::describe();
     all.extend(
@@ -534,6 +668,14 @@ pub fn catalogue() -> serde_json::Value {
             .iter()
             .map(|k| describe_kind("meter", k.name, &[], k.title, k.doc, k.params)),
     );
+    all.extend(crate::traffic::kind::describe());
+    for f in crate::mechanisms::registry().families() {
+        all.extend(
+            f.declared().iter().map(|s| {
+                describe_written("family", s.name, &[], s.title, s.doc, s.params, s.written)
+            }),
+        );
+    }
     serde_json::Value::Array(all)
 }
 

@@ -310,7 +310,7 @@ fn mistakes_in_the_abr_section_are_reported_once_at_their_line() {
         (
             "network = \"lan\"",
             "network = \"lan\"\nconsolidation = \"vote\"",
-            "abr.consolidation: unknown variant \"vote\"",
+            "abr.consolidation: unknown consolidation \"vote\"",
         ),
         ("network = \"lan\"", "network = \"lan\"\nrif = 2", "abr.rif"),
         (
@@ -467,7 +467,7 @@ fn erica_plus_keys_need_the_algorithm_and_exclude_target_utilization() {
         ),
         (
             "network = \"lan\"\nalgorithm = \"erica_plus\"\ncurve_a = 1",
-            "abr.curve_a: must be above 1",
+            "abr.curve_a: must be in (1, 10], got 1",
         ),
     ] {
         let d = diagnostics(&good.replacen("network = \"lan\"", to, 1));

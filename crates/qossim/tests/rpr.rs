@@ -294,7 +294,7 @@ fn bad_rpr_sections_get_one_clear_error_each() {
     let d = diagnostics(&format!("{base}mode = \"eager\"\n"));
     assert_eq!(
         d,
-        vec!["s.toml:6: rpr.mode: unknown mode \"eager\"; expected \"aggressive\" or \"conservative\""]
+        vec!["s.toml:6: rpr.mode: unknown mode \"eager\"; use \"aggressive\" or \"conservative\""]
     );
     let d = diagnostics(&format!("{base}age_coef = 0.5\nstq_lo = 0.1\n"));
     assert_eq!(d.len(), 2, "{d:?}");

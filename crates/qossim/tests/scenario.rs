@@ -447,7 +447,7 @@ fn an_on_off_source_needs_an_on_period() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(d[0]
         .to_string()
-        .contains("traffic.0.on: the mean on period must be positive"));
+        .contains("traffic.0.on: its mean must be positive"));
 }
 
 #[test]
@@ -659,4 +659,37 @@ model = "CBR"
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!((d[0].line, d[0].path.as_str()), (11, "traffic.0.from"));
     assert!(d[0].reason.contains("copy 3"), "{}", d[0].reason);
+}
+
+#[test]
+fn a_key_of_another_model_names_the_models_that_take_it() {
+    // A named model takes no parameters: `size` belongs to the packet models.
+    let d = diags(&OK.replace("flows = 10", "flows = 10\nsize = \"100B\""));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].path, "traffic.0.size");
+    assert_eq!(d[0].line, 16);
+    assert_eq!(
+        d[0].reason,
+        "not used by model \"CBR\"; only used by models \"cbr\", \"onoff\", \"poisson\" or \
+         \"trace\" (it takes no parameters)"
+    );
+    // A packet model given a TCP key, with the keys it does take.
+    let cbr = OK.replace(
+        "model = \"CBR\"",
+        "model = \"cbr\"\nsize = \"100B\"\ninterval = \"1ms\"\necn = true",
+    );
+    let d = diags(&cbr);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0].reason,
+        "not used by model \"cbr\"; only used by model \"tcp\"; model \"cbr\" takes size, interval"
+    );
+    // A misspelt model is one diagnostic with the closest name.
+    let d = diags(&OK.replace("\"CBR\"", "\"onof\""));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].reason
+            .starts_with("unknown model \"onof\" (did you mean \"onoff\"?)"),
+        "{d:?}"
+    );
 }

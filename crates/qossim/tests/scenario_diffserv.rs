@@ -324,7 +324,7 @@ fn tcp_keys_are_validated() {
         &BASE.replace("packet_size = \"576B\"", "packet_size = \"40B\""),
         "packet_size = \"40B\"",
         "traffic.0.packet_size",
-        "between 41 B",
+        "must be between 41B and 65535B, got 40B",
     );
     bad(
         &tcp("delayed_ack = 1"),
@@ -367,7 +367,7 @@ fn tcp_keys_are_validated() {
         &BASE.replace("wnd = 64", "wnd = 0"),
         "wnd = 0",
         "traffic.0.wnd",
-        "at least one packet",
+        "must be between 1 and 4294967295, got 0",
     );
     bad(
         &BASE.replace("interval = \"1ms\"", "interval = \"1ms\"\nwnd = 5"),

@@ -104,7 +104,7 @@ pub fn all() -> Vec<Table> {
         },
         Table {
             component: "queue disciplines",
-            stats: QUEUE_STATS,
+            stats: queue_stats(),
         },
         Table {
             component: "meters and markers",
@@ -113,10 +113,6 @@ pub fn all() -> Vec<Table> {
         Table {
             component: "TCP",
             stats: crate::transport::tcp::STATS,
-        },
-        Table {
-            component: "DCTCP",
-            stats: crate::transport::dctcp::STATS,
         },
         Table {
             component: "flow generators (calls)",
@@ -145,48 +141,18 @@ pub fn all() -> Vec<Table> {
     ]
 }
 
-use Window::{End, Run};
-
-/// The queue disciplines' statistics (`link.{link}.` keys a discipline adds). Kept here
-/// rather than beside each discipline while the disciplines' files are reorganised into a
-/// registry; each line names the discipline.
-pub const QUEUE_STATS: &[Stat] = &[
-    stat("link.{link}.red_avg_queue_pkts", "packets", End, "RED: the average queue (EWMA) at the end"),
-    stat("link.{link}.red_arrivals", "packets", Run, "RED: packets offered to the queue"),
-    stat("link.{link}.red_early_drops", "packets", Run, "RED: early drops, random and forced (max_th) together"),
-    stat("link.{link}.red_random_drops", "packets", Run, "RED: early drops at random (average between min_th and max_th)"),
-    stat("link.{link}.red_forced_drops", "packets", Run, "RED: forced drops (average above max_th, or above 2 max_th when gentle)"),
-    stat("link.{link}.red_overflow_drops", "packets", Run, "RED: drops of a full buffer (the physical limit)"),
-    stat("link.{link}.red_arrivals_{in|out}", "packets", Run, "RED: packets offered, IN-profile or OUT (kept for old records; plain RED treats both alike)"),
-    stat("link.{link}.red_early_drops_{in|out}", "packets", Run, "RED: early drops of IN or OUT packets"),
-    stat("link.{link}.red_forced_drops_{in|out}", "packets", Run, "RED: forced drops of IN or OUT packets"),
-    stat("link.{link}.red_overflow_drops_{in|out}", "packets", Run, "RED: overflow drops of IN or OUT packets"),
-    stat("link.{link}.rio_avg_queue_pkts", "packets", End, "RIO: the average of the whole queue at the end"),
-    stat("link.{link}.rio_avg_in_pkts", "packets", End, "RIO: the average of the IN packets at the end"),
-    stat("link.{link}.rio_avg_out_pkts", "packets", End, "RIO: the average of the OUT packets at the end (decoupled RIO)"),
-    stat("link.{link}.rio_arrivals_{in|out}", "packets", Run, "RIO: IN or OUT packets offered"),
-    stat("link.{link}.rio_early_drops_{in|out}", "packets", Run, "RIO: early drops (random and forced) of IN or OUT packets"),
-    stat("link.{link}.rio_forced_drops_{in|out}", "packets", Run, "RIO: forced drops of IN or OUT packets"),
-    stat("link.{link}.rio_overflow_drops_{in|out}", "packets", Run, "RIO: overflow drops of IN or OUT packets"),
-    stat("link.{link}.red_ecn_marks", "packets", Run, "RED with ecn = true: ECN-capable packets marked CE instead of dropped at random"),
-    stat("link.{link}.pie_{early_drops|overflow_drops}", "packets", Window::AfterWarmup, "PIE: random early drops; drops of a full buffer"),
-    stat("link.{link}.pie_updates", "times", Window::AfterWarmup, "PIE: updates of the drop probability (its timer)"),
-    stat("link.{link}.pie_delay_mean_s", "s", Window::AfterWarmup, "PIE: the queue delay it measured, averaged over its updates"),
-    stat("link.{link}.pie_drop_prob_mean", "fraction", Window::AfterWarmup, "PIE: the drop probability, averaged over its updates"),
-    stat("link.{link}.fq_codel_{early_drops|overflow_drops}", "packets", Window::AfterWarmup, "FQ-CoDel: drops by the sub-queues' CoDel; head drops of the fattest flow when the buffer is full"),
-    stat("link.{link}.fq_codel_new_flows", "flows", Window::AfterWarmup, "FQ-CoDel: sub-queues that entered the new-flows list"),
-    stat("link.{link}.fq_codel_{sent_new|sent_old}", "packets", Window::AfterWarmup, "FQ-CoDel: packets sent from new and from old flows"),
-    stat("link.{link}.codel_early_drops", "packets", Run, "CoDel: drops by the control law (head drops)"),
-    stat("link.{link}.codel_overflow_drops", "packets", Run, "CoDel: drops of a full buffer"),
-    stat("link.{link}.codel_dropping_entered", "times", Run, "CoDel: entries into the dropping state"),
-    stat("link.{link}.codel_count_reused", "times", Run, "CoDel: entries that resumed the previous drop count"),
-    stat("link.{link}.codel_max_count", "drops", Run, "CoDel: the largest drop count of a dropping state"),
-    stat("link.{link}.codel_sojourn_mean_s", "s", Run, "CoDel: mean sojourn time of the packets dequeued"),
-    stat("link.{link}.codel_ecn_marks", "packets", Run, "CoDel with ecn = true: ECN-capable packets marked CE where the law would drop"),
-    stat("link.{link}.pie_ecn_marks", "packets", Window::AfterWarmup, "PIE with ecn = true: ECN-capable arrivals marked CE instead of dropped"),
-    stat("link.{link}.fq_codel_ecn_marks", "packets", Window::AfterWarmup, "FQ-CoDel with ecn = true: ECN-capable packets marked CE by the sub-queues' CoDel"),
-    stat("link.{link}.step_{arrivals|marks|overflow_drops}", "packets", Window::AfterWarmup, "step marking: arrivals; ECN-capable arrivals marked CE (queue above k); drops of a full buffer"),
-];
+/// The queue disciplines' statistics (`link.{link}.` keys a discipline adds), each
+/// discipline's declared beside its model ([`crate::queue::QueueKind::stats`]), in the
+/// order of the registry ([`crate::queue::DISCIPLINES`]).
+fn queue_stats() -> &'static [Stat] {
+    static ALL: std::sync::OnceLock<Vec<Stat>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        crate::queue::DISCIPLINES
+            .iter()
+            .flat_map(|k| k.stats.iter().copied())
+            .collect()
+    })
+}
 
 /// Whether `key` is an instance of the pattern `pattern` (placeholders match any non-empty
 /// text; `{a|b}` matches one of the listed words).

@@ -47,6 +47,7 @@
 
 use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
 use crate::decl::{limit_value, Absent, Bounds, Param, Problem, Type, Value, Values};
+use crate::metrics::declared::{stat, Stat, Window::Run};
 use crate::packet::{marks, Packet};
 use crate::scenario::QueueSpec;
 use crate::time::Time;
@@ -107,6 +108,52 @@ impl CodelParams {
     }
 }
 
+/// CoDel's statistics (`link.{link}.` keys of its port's summary).
+pub const STATS: &[Stat] = &[
+    stat(
+        "link.{link}.codel_early_drops",
+        "packets",
+        Run,
+        "CoDel: drops by the control law (head drops)",
+    ),
+    stat(
+        "link.{link}.codel_overflow_drops",
+        "packets",
+        Run,
+        "CoDel: drops of a full buffer",
+    ),
+    stat(
+        "link.{link}.codel_dropping_entered",
+        "times",
+        Run,
+        "CoDel: entries into the dropping state",
+    ),
+    stat(
+        "link.{link}.codel_count_reused",
+        "times",
+        Run,
+        "CoDel: entries that resumed the previous drop count",
+    ),
+    stat(
+        "link.{link}.codel_max_count",
+        "drops",
+        Run,
+        "CoDel: the largest drop count of a dropping state",
+    ),
+    stat(
+        "link.{link}.codel_sojourn_mean_s",
+        "s",
+        Run,
+        "CoDel: mean sojourn time of the packets dequeued",
+    ),
+    stat(
+        "link.{link}.codel_ecn_marks",
+        "packets",
+        Run,
+        "CoDel with ecn = true: ECN-capable packets marked CE where the law would drop",
+    ),
+];
+
 /// CoDel as scenarios name it (`kind = "codel"`).
 pub static CODEL: QueueKind = QueueKind {
     name: "codel",
@@ -130,6 +177,7 @@ pub static CODEL: QueueKind = QueueKind {
     ],
     rules: codel_rules,
     spec: |v| QueueSpec::Codel(CodelParams::from_values(&v)),
+    stats: STATS,
     build: |q, _| match q {
         QueueSpec::Codel(p) => Box::new(Codel::new(*p)),
         q => unreachable!("CoDel asked to build {q:?}"),

@@ -28,6 +28,7 @@ pub static DROPTAIL: QueueKind = QueueKind {
             _ => QueueLimit::Packets(v.count("limit")),
         },
     },
+    stats: &[],
     build: |q, _| match q {
         QueueSpec::DropTail { limit } => Box::new(DropTail::new(match limit {
             QueueLimit::Packets(p) => Limit::Packets(*p as usize),

@@ -34,11 +34,25 @@
 
 use super::{Codel, CodelParams, Dequeue, DropLog, Limit, QueueDisc, QueueKind};
 use crate::decl::{self, Absent, Bounds, Param, Type, Values};
+use crate::metrics::declared::{stat, Stat, Window::AfterWarmup};
 use crate::packet::Packet;
 use crate::rng::splitmix64;
 use crate::scenario::QueueSpec;
 use crate::time::Time;
 use std::collections::VecDeque;
+
+/// FQ-CoDel's statistics (`link.{link}.` keys of its port's summary).
+pub const STATS: &[Stat] = &[
+    stat("link.{link}.fq_codel_{early_drops|overflow_drops}", "packets", AfterWarmup, "FQ-CoDel: drops by the sub-queues' CoDel; head drops of the fattest flow when the buffer is full"),
+    stat("link.{link}.fq_codel_new_flows", "flows", AfterWarmup, "FQ-CoDel: sub-queues that entered the new-flows list"),
+    stat("link.{link}.fq_codel_{sent_new|sent_old}", "packets", AfterWarmup, "FQ-CoDel: packets sent from new and from old flows"),
+    stat(
+        "link.{link}.fq_codel_ecn_marks",
+        "packets",
+        AfterWarmup,
+        "FQ-CoDel with ecn = true: ECN-capable packets marked CE by the sub-queues' CoDel",
+    ),
+];
 
 /// FQ-CoDel as scenarios name it (`kind = "fq_codel"`).
 pub static FQ_CODEL: QueueKind = QueueKind {
@@ -72,6 +86,7 @@ pub static FQ_CODEL: QueueKind = QueueKind {
         kind: "fq_codel",
         values: v,
     },
+    stats: STATS,
     build: |q, env| match q {
         QueueSpec::Declared { values, .. } => Box::new(FqCodel::new(
             FqCodelParams::from_values(values),

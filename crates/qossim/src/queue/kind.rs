@@ -32,6 +32,9 @@ pub struct QueueKind {
     pub rules: fn(&Values) -> Vec<Problem>,
     /// The specification of valid values (defaults filled in).
     pub spec: fn(Values) -> QueueSpec,
+    /// The statistics its port's summary adds (`link.{link}.` keys), declared beside
+    /// the model; the reference of statistics lists them in registry order.
+    pub stats: &'static [crate::metrics::declared::Stat],
     /// The discipline of one link for a specification this kind made.
     pub build: fn(&QueueSpec, &LinkEnv) -> Box<dyn QueueDisc>,
 }

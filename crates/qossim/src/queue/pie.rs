@@ -50,11 +50,46 @@
 
 use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
 use crate::decl::{self, limit_value, Absent, Bounds, Param, Type, Value, Values};
+use crate::metrics::declared::{stat, Stat, Window::AfterWarmup};
 use crate::packet::{marks, Packet};
 use crate::rng::Rng;
 use crate::scenario::QueueSpec;
 use crate::time::{to_secs, Time};
 use std::collections::VecDeque;
+
+/// PIE's statistics (`link.{link}.` keys of its port's summary).
+pub const STATS: &[Stat] = &[
+    stat(
+        "link.{link}.pie_{early_drops|overflow_drops}",
+        "packets",
+        AfterWarmup,
+        "PIE: random early drops; drops of a full buffer",
+    ),
+    stat(
+        "link.{link}.pie_updates",
+        "times",
+        AfterWarmup,
+        "PIE: updates of the drop probability (its timer)",
+    ),
+    stat(
+        "link.{link}.pie_delay_mean_s",
+        "s",
+        AfterWarmup,
+        "PIE: the queue delay it measured, averaged over its updates",
+    ),
+    stat(
+        "link.{link}.pie_drop_prob_mean",
+        "fraction",
+        AfterWarmup,
+        "PIE: the drop probability, averaged over its updates",
+    ),
+    stat(
+        "link.{link}.pie_ecn_marks",
+        "packets",
+        AfterWarmup,
+        "PIE with ecn = true: ECN-capable arrivals marked CE instead of dropped",
+    ),
+];
 
 /// PIE as scenarios name it (`kind = "pie"`).
 pub static PIE: QueueKind = QueueKind {
@@ -94,6 +129,7 @@ pub static PIE: QueueKind = QueueKind {
         kind: "pie",
         values: v,
     },
+    stats: STATS,
     build: |q, env| match q {
         QueueSpec::Declared { values, .. } => {
             Box::new(Pie::new(PieParams::from_values(values), (env.rng)()))

@@ -35,6 +35,7 @@ pub static PRIORITY: QueueKind = QueueKind {
             .is_some()
             .then(|| (v.count("top_rate"), v.count("top_depth"))),
     },
+    stats: &[],
     build: |q, _| match q {
         QueueSpec::Priority {
             classes,

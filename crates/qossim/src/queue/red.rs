@@ -50,6 +50,10 @@
 
 use super::{Dequeue, DropCause, DropLog, QueueDisc, QueueKind};
 use crate::decl::{self, Absent, Bounds, Param, Problem, Type, Value, Values};
+use crate::metrics::declared::{
+    stat, Stat,
+    Window::{End, Run},
+};
 use crate::packet::{marks, Packet};
 use crate::rng::Rng;
 use crate::scenario::QueueSpec;
@@ -484,6 +488,21 @@ const fn threshold(key: &'static str, doc: &'static str) -> Param {
         .bounds(Bounds::AtLeast(0.0))
 }
 
+/// RED's statistics (`link.{link}.` keys of its port's summary).
+pub const RED_STATS: &[Stat] = &[
+    stat("link.{link}.red_avg_queue_pkts", "packets", End, "RED: the average queue (EWMA) at the end"),
+    stat("link.{link}.red_arrivals", "packets", Run, "RED: packets offered to the queue"),
+    stat("link.{link}.red_early_drops", "packets", Run, "RED: early drops, random and forced (max_th) together"),
+    stat("link.{link}.red_random_drops", "packets", Run, "RED: early drops at random (average between min_th and max_th)"),
+    stat("link.{link}.red_forced_drops", "packets", Run, "RED: forced drops (average above max_th, or above 2 max_th when gentle)"),
+    stat("link.{link}.red_overflow_drops", "packets", Run, "RED: drops of a full buffer (the physical limit)"),
+    stat("link.{link}.red_arrivals_{in|out}", "packets", Run, "RED: packets offered, IN-profile or OUT (kept for old records; plain RED treats both alike)"),
+    stat("link.{link}.red_early_drops_{in|out}", "packets", Run, "RED: early drops of IN or OUT packets"),
+    stat("link.{link}.red_forced_drops_{in|out}", "packets", Run, "RED: forced drops of IN or OUT packets"),
+    stat("link.{link}.red_overflow_drops_{in|out}", "packets", Run, "RED: overflow drops of IN or OUT packets"),
+    stat("link.{link}.red_ecn_marks", "packets", Run, "RED with ecn = true: ECN-capable packets marked CE instead of dropped at random"),
+];
+
 /// RED as scenarios name it (`kind = "red"`).
 pub static RED: QueueKind = QueueKind {
     name: "red",
@@ -531,6 +550,7 @@ pub static RED: QueueKind = QueueKind {
         p.ecn = v.bool("ecn");
         QueueSpec::Red(p)
     },
+    stats: RED_STATS,
     build: |q, env| match q {
         QueueSpec::Red(p) => Box::new(Red::new(
             p.with_link(env.rate_bps, p.mean_pkt_size),
@@ -548,6 +568,52 @@ fn red_rules(v: &Values) -> Vec<Problem> {
     }
     Vec::new()
 }
+
+/// RIO's statistics (`link.{link}.` keys of its port's summary).
+pub const RIO_STATS: &[Stat] = &[
+    stat(
+        "link.{link}.rio_avg_queue_pkts",
+        "packets",
+        End,
+        "RIO: the average of the whole queue at the end",
+    ),
+    stat(
+        "link.{link}.rio_avg_in_pkts",
+        "packets",
+        End,
+        "RIO: the average of the IN packets at the end",
+    ),
+    stat(
+        "link.{link}.rio_avg_out_pkts",
+        "packets",
+        End,
+        "RIO: the average of the OUT packets at the end (decoupled RIO)",
+    ),
+    stat(
+        "link.{link}.rio_arrivals_{in|out}",
+        "packets",
+        Run,
+        "RIO: IN or OUT packets offered",
+    ),
+    stat(
+        "link.{link}.rio_early_drops_{in|out}",
+        "packets",
+        Run,
+        "RIO: early drops (random and forced) of IN or OUT packets",
+    ),
+    stat(
+        "link.{link}.rio_forced_drops_{in|out}",
+        "packets",
+        Run,
+        "RIO: forced drops of IN or OUT packets",
+    ),
+    stat(
+        "link.{link}.rio_overflow_drops_{in|out}",
+        "packets",
+        Run,
+        "RIO: overflow drops of IN or OUT packets",
+    ),
+];
 
 /// RIO as scenarios name it (`kind = "rio"`).
 pub static RIO: QueueKind = QueueKind {
@@ -596,6 +662,7 @@ pub static RIO: QueueKind = QueueKind {
         p.mean_pkt_size = v.count("mean_pkt_size") as u32;
         QueueSpec::Rio(p)
     },
+    stats: RIO_STATS,
     build: |q, env| match q {
         QueueSpec::Rio(p) => Box::new(Rio::new(
             p.with_link(env.rate_bps, p.mean_pkt_size),

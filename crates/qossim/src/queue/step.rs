@@ -14,10 +14,19 @@
 
 use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
 use crate::decl::{self, limit_value, Absent, Bounds, Param, Type, Values};
+use crate::metrics::declared::{stat, Stat, Window::AfterWarmup};
 use crate::packet::{marks, Packet};
 use crate::scenario::QueueSpec;
 use crate::time::Time;
 use std::collections::VecDeque;
+
+/// The step queue's statistics (`link.{link}.` keys).
+pub const STATS: &[Stat] = &[stat(
+    "link.{link}.step_{arrivals|marks|overflow_drops}",
+    "packets",
+    AfterWarmup,
+    "step marking: arrivals; ECN-capable arrivals marked CE (queue above k); drops of a full buffer",
+)];
 
 /// The step-marking queue as scenarios name it (`kind = "step"`).
 pub static STEP: QueueKind = QueueKind {
@@ -34,6 +43,7 @@ pub static STEP: QueueKind = QueueKind {
             .bounds(Bounds::Positive),
     ],
     rules: decl::no_rules,
+    stats: STATS,
     spec: |v| QueueSpec::Declared {
         kind: "step",
         values: v,

@@ -3,7 +3,7 @@
 //! key.path: reason` when wrong; absent keys take their defaults or are reported missing.
 
 use super::walk::{Cx, Tbl};
-use crate::decl::{Absent, Param, Type, Value, Values};
+use crate::decl::{Absent, Param, Section, Type, Value, Values};
 use crate::scenario::units::QueueLimit;
 
 /// Reads a table of a declared kind whose `kind` key is already read: its `params`, no
@@ -86,6 +86,49 @@ fn read_value(cx: &Cx, t: &Tbl, title: &str, p: &Param) -> Option<Value> {
         Type::Number => t.num(cx, key).map(Value::Number),
         Type::Integer => t.uint(cx, key).map(Value::Integer),
         Type::Bool => t.bool(cx, key).map(Value::Bool),
+        Type::Dist => t.parsed(cx, key, super::units::parse_dist).map(Value::Dist),
+        Type::PerSecond => t
+            .parsed(cx, key, super::units::parse_per_second)
+            .map(Value::Number),
         Type::Choice(_) | Type::Text => t.str(cx, key).map(Value::Text),
+    }
+}
+
+/// Reads the declared key `key` of `section` if `t` has it, checked against its bounds:
+/// `Some(None)` when it is absent, `None` when it is there but wrong (reported). For
+/// readers whose defaults depend on other keys or on the network (the families'), which
+/// fill their own structures but state each key's type and bounds once, in `section`.
+pub fn read_key(cx: &Cx, t: &Tbl, section: &Section, key: &str) -> Option<Option<Value>> {
+    if !t.has(key) {
+        return Some(None);
+    }
+    let p = section.param(key);
+    let v = read_value(cx, t, section.title, p)?;
+    match p.check(&v) {
+        None => Some(Some(v)),
+        Some(reason) => {
+            t.error(cx, key, reason);
+            None
+        }
+    }
+}
+
+/// [`read_key`] into `slot` (converted by `conv`) when `t` has `key`; false if it is
+/// there but wrong (reported).
+pub fn key_into<T>(
+    cx: &Cx,
+    t: &Tbl,
+    section: &Section,
+    key: &str,
+    slot: &mut T,
+    conv: impl FnOnce(&Value) -> T,
+) -> bool {
+    match read_key(cx, t, section, key) {
+        Some(Some(v)) => {
+            *slot = conv(&v);
+            true
+        }
+        Some(None) => true,
+        None => false,
     }
 }

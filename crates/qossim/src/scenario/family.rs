@@ -42,6 +42,11 @@ pub trait Family: Sync {
     fn sections(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Its sections with their declared keys ([`crate::decl::Section`]), for `qossim
+    /// describe` and the documentation (`family.NAME`); none by default.
+    fn declared(&self) -> &'static [&'static crate::decl::Section] {
+        &[]
+    }
     /// The `[topology] kind` values it provides.
     fn topology_kinds(&self) -> &'static [&'static str] {
         &[]

@@ -23,7 +23,7 @@ pub use build::{
     build, memory_estimate, run, run_with, BuildProgress, BuildStop, RunOptions, RunOutput,
     BUILD_PROGRESS_STEP, BYTES_PER_FLOW, BYTES_PER_LINK,
 };
-pub use declared::read_params;
+pub use declared::{key_into, read_key, read_params};
 pub use family::{
     read_section, BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis,
     Registry,
@@ -31,12 +31,12 @@ pub use family::{
 pub use meters::MeterSpec;
 pub use topology::{apply_link_overrides, read_queue, LinkSpec, QueueSpec, Topology};
 use traffic_read::*;
-pub use traffic_read::{read_model, MAX_FLOWS_PER_ENTRY, MODEL_KEYS};
+pub use traffic_read::{read_model, MAX_FLOWS_PER_ENTRY};
 pub use walk::Diagnostic;
 
 use crate::rng::fnv1a64;
 use crate::time::Time;
-use crate::traffic::{models, Arrivals, FrameTrace, Holding, Period, SizeDist, SourceModel};
+use crate::traffic::{models, Arrivals, Holding, SourceModel};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml_edit::{DocumentMut, ImDocument};

@@ -17,343 +17,74 @@ pub(super) fn node_ref(cx: &Cx, t: &Tbl, key: &str, topo: &Topology) -> Option<u
     }
 }
 
-pub(super) fn period(cx: &Cx, t: &Tbl, key: &str, default: f64) -> Option<Period> {
-    if !t.has(key) {
-        return Some(Period::Exp(default));
-    }
-    t.parsed(cx, key, units::parse_dist).map(|d| match d {
-        units::Dist::Exp(m) => Period::Exp(m),
-        units::Dist::Fixed(m) => Period::Fixed(m),
-        units::Dist::Pareto(a, m) => Period::Pareto { shape: a, mean: m },
-    })
-}
-
-pub(super) fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
-    let d = TcpSpec::default();
-    let packet_size = if t.has("packet_size") {
-        t.size(cx, "packet_size").and_then(|s| {
-            if (41..=65_535).contains(&s) {
-                Some(s as u32)
-            } else {
-                t.error(
-                    cx,
-                    "packet_size",
-                    format!("must be between 41 B and 65535 B (40 B are header), got {s} B"),
-                );
-                None
-            }
-        })
-    } else {
-        Some(d.packet_size)
-    };
-    let wnd = if t.has("wnd") {
-        t.uint(cx, "wnd").and_then(|w| {
-            if (1..=u32::MAX as u64).contains(&w) {
-                Some(w as u32)
-            } else {
-                t.error(cx, "wnd", "must be at least one packet");
-                None
-            }
-        })
-    } else {
-        Some(d.wnd)
-    };
-    let delayed_ack = if t.has("delayed_ack") {
-        t.bool(cx, "delayed_ack")
-    } else {
-        Some(d.delayed_ack)
-    };
-    let positive = |key: &str, default: Time| -> Option<Time> {
-        if !t.has(key) {
-            return Some(default);
-        }
-        let v = t.time(cx, key)?;
-        if v == 0 {
-            t.error(cx, key, "must be positive");
-            return None;
-        }
-        Some(v)
-    };
-    let min_rto = positive("min_rto", d.min_rto);
-    let init_rto = positive("init_rto", d.init_rto);
-    let tick = positive("tick", d.tick);
-    let start_spread = if t.has("start_spread") {
-        t.time(cx, "start_spread")
-    } else {
-        Some(0)
-    };
-    let congestion = if t.has("congestion") {
-        use crate::transport::{dctcp, Congestion, CubicParams, DctcpParams};
-        match t.str(cx, "congestion").as_deref() {
-            Some("reno") => Some(Congestion::Reno),
-            Some("newreno") => Some(Congestion::NewReno),
-            Some("cubic") => Some(Congestion::Cubic(CubicParams::default())),
-            Some("dctcp") => super::declared::read_params(cx, t, "tcp", &[dctcp::G]).map(|v| {
-                Congestion::Dctcp(DctcpParams {
-                    g: v.number("dctcp_g"),
-                })
-            }),
-            Some(o) => {
-                t.error(
-                    cx,
-                    "congestion",
-                    format!(
-                        "unknown congestion control {:?}; expected \"reno\", \"newreno\", \"cubic\" or \"dctcp\"",
-                        o
-                    ),
-                );
-                None
-            }
-            None => None,
-        }
-    } else {
-        Some(d.congestion)
-    };
-    let ecn = if t.has("ecn") {
-        t.bool(cx, "ecn")
-    } else {
-        Some(d.ecn)
-    };
-    let dctcp = matches!(congestion, Some(crate::transport::Congestion::Dctcp(_)));
-    if dctcp && ecn == Some(false) {
-        t.error(cx, "congestion", "\"dctcp\" needs ecn = true");
-    }
-    if t.has("dctcp_g") && !dctcp && congestion.is_some() {
-        t.error(cx, "dctcp_g", "only with congestion = \"dctcp\"");
-    }
-    for key in ["size", "interval", "stop", "jitter"] {
-        if t.has(key) {
-            t.error(
-                cx,
-                key,
-                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread, congestion, ecn",
-            );
-        }
-    }
-    Some(TcpSpec {
-        packet_size: packet_size?,
-        wnd: wnd?,
-        delayed_ack: delayed_ack?,
-        min_rto: min_rto?,
-        init_rto: init_rto?,
-        tick: tick?,
-        start_spread: start_spread?,
-        congestion: congestion?,
-        ecn: ecn?,
-    })
-}
-
-/// The keys of a TCP traffic entry's connection settings (`model = "tcp"` only).
-pub(super) const TCP_KEYS: &[&str] = &[
-    "packet_size",
-    "wnd",
-    "delayed_ack",
-    "min_rto",
-    "init_rto",
-    "tick",
-    "start_spread",
-    "congestion",
-    "ecn",
-    "dctcp_g",
-];
-
-/// The keys [`read_model`] reads.
-pub const MODEL_KEYS: &[&str] = &[
-    "model",
-    "size",
-    "interval",
-    "on",
-    "off",
-    "rate",
-    "size_dist",
-    "trace",
-    "trace_mean",
-    "spacing",
-];
-
-/// Reads a traffic model (the `model` key and its parameters) from `t`: the same reader
-/// serves `[[traffic]]` entries and the families' own flow definitions.
+/// Reads a traffic model (the `model` key and its declared parameters,
+/// [`crate::traffic::MODELS`]) from `t`: the same reader serves `[[traffic]]` entries and
+/// the families' own flow definitions. A key of another model is reported here; the
+/// caller's [`Tbl::finish`] (with [`crate::traffic::model_keys`] among its keys) reports
+/// the rest.
 pub fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
     let name = t.req_str(cx, "model")?;
-    if name == "tcp" {
-        return read_tcp(cx, t).map(TrafficModel::Tcp);
-    }
-    let known_model = matches!(name.as_str(), "cbr" | "onoff" | "poisson" | "trace")
-        || models::named_model(&name).is_some();
-    for &key in TCP_KEYS {
-        if known_model && t.has(key) {
+    let kind = crate::traffic::model_kind(&name);
+    let named = models::named_model(&name);
+    let params: &[crate::decl::Param] = match (kind, &named) {
+        (Some(k), _) => k.params,
+        (None, Some(_)) => &[],
+        (None, None) => {
+            let mut names: Vec<&str> = crate::traffic::MODELS.iter().map(|k| k.name).collect();
+            let with_params = names.join(", ");
+            let named = models::model_names();
+            names.extend(named.iter().copied());
+            t.error(
+                cx,
+                "model",
+                format!(
+                    "unknown model {name:?}{}; use {with_params} or one of {}",
+                    walk::did_you_mean(&name, &names),
+                    named.join(", ")
+                ),
+            );
+            return None;
+        }
+    };
+    for key in crate::traffic::model_keys() {
+        if key != "model" && !params.iter().any(|p| p.key == key) && t.has(key) {
+            let users: Vec<String> = crate::traffic::kind::models_with(key)
+                .iter()
+                .map(|m| format!("{m:?}"))
+                .collect();
+            let own: Vec<&str> = params.iter().map(|p| p.key).collect();
+            let takes = if own.is_empty() {
+                " (it takes no parameters)".to_string()
+            } else {
+                format!("; model {name:?} takes {}", own.join(", "))
+            };
             t.error(
                 cx,
                 key,
-                format!("only used by model \"tcp\", not by model {name:?}"),
+                format!(
+                    "not used by model {name:?}; only used by model{} {}{takes}",
+                    if users.len() > 1 { "s" } else { "" },
+                    crate::decl::or_list(&users)
+                ),
             );
         }
     }
-    read_source_model(cx, t, &name, base).map(TrafficModel::Source)
-}
-
-pub(super) fn read_source_model(cx: &Cx, t: &Tbl, name: &str, base: &Path) -> Option<SourceModel> {
-    let name = name.to_string();
-    let size = |cx: &Cx, default: Option<u64>| -> Option<u32> {
-        let s = if t.has("size") {
-            t.size(cx, "size")
-        } else if let Some(d) = default {
-            Some(d)
-        } else {
-            cx.error(
-                t.line(),
-                &t.key_path("size"),
-                format!("missing (required for model {name:?})"),
-            );
-            None
-        }?;
-        if s == 0 || s > 65_535 * 16 {
-            t.error(
-                cx,
-                "size",
-                format!("packet size must be between 1 B and 1 MiB, got {s} B"),
-            );
-            return None;
-        }
-        Some(s as u32)
+    let title = kind.map_or(name.as_str(), |k| k.title);
+    let values = super::declared::read_params(cx, t, title, params)?;
+    let Some(kind) = kind else {
+        return named.map(TrafficModel::Source);
     };
-    let interval = |cx: &Cx| -> Option<f64> {
-        if !t.has("interval") {
-            cx.error(
-                t.line(),
-                &t.key_path("interval"),
-                format!("missing (required for model {name:?})"),
-            );
-            return None;
+    let mut problems = (kind.rules)(&values);
+    if problems.is_empty() {
+        match (kind.make)(&values, base) {
+            Ok(m) => return Some(m),
+            Err(p) => problems.push(p),
         }
-        let i = t.time(cx, "interval")?;
-        if i == 0 {
-            t.error(cx, "interval", "must be positive");
-            return None;
-        }
-        Some(crate::time::to_secs(i))
-    };
-    match name.as_str() {
-        "cbr" => Some(SourceModel::Cbr {
-            size: size(cx, None)?,
-            interval: interval(cx)?,
-        }),
-        "onoff" => {
-            let (s, i) = (size(cx, None), interval(cx));
-            // An on period of zero length would never send (and its packet clock never
-            // advances): refused. A zero off period is a CBR source.
-            let on = period(cx, t, "on", 0.5).and_then(|p| {
-                if p.mean() > 0.0 {
-                    Some(p)
-                } else {
-                    t.error(cx, "on", "the mean on period must be positive");
-                    None
-                }
-            });
-            let off = period(cx, t, "off", 0.5);
-            Some(SourceModel::OnOff {
-                size: s?,
-                interval: i?,
-                on: on?,
-                off: off?,
-            })
-        }
-        "poisson" => {
-            let rate = if t.has("rate") {
-                t.parsed(cx, "rate", units::parse_per_second)
-            } else {
-                cx.error(
-                    t.line(),
-                    &t.key_path("rate"),
-                    "missing (required for model \"poisson\": packets per second, e.g. \"800/s\")",
-                );
-                None
-            };
-            let dist = if t.has("size_dist") {
-                t.str(cx, "size_dist")
-            } else {
-                Some("fixed".into())
-            };
-            let s = size(cx, None);
-            let sd = match dist.as_deref() {
-                Some("fixed") => s.map(SizeDist::Fixed),
-                Some("geometric") | Some("exponential") => s.map(|b| SizeDist::Geometric(b as f64)),
-                Some(other) => {
-                    t.error(
-                        cx,
-                        "size_dist",
-                        format!(
-                            "unknown size distribution {other:?}; use \"fixed\" or \"exponential\""
-                        ),
-                    );
-                    None
-                }
-                None => None,
-            };
-            let rate = rate?;
-            if rate <= 0.0 {
-                t.error(cx, "rate", "must be positive");
-                return None;
-            }
-            Some(SourceModel::Poisson { rate, size: sd? })
-        }
-        "trace" => {
-            let s = size(cx, Some(1500));
-            let spacing = if t.has("spacing") {
-                t.time(cx, "spacing").map(crate::time::to_secs)
-            } else {
-                Some(0.001)
-            };
-            let trace = if t.has("trace") {
-                let f = t.str(cx, "trace")?;
-                if f == "synthetic-mpeg" {
-                    let mean = if t.has("trace_mean") {
-                        t.rate(cx, "trace_mean")?
-                    } else {
-                        769_000
-                    };
-                    Some(FrameTrace::synthetic_mpeg(mean as f64, 600.0, 1))
-                } else {
-                    let p = base.join(&f);
-                    match FrameTrace::load(&p) {
-                        Ok(tr) => Some(tr),
-                        Err(e) => {
-                            t.error(cx, "trace", e);
-                            None
-                        }
-                    }
-                }
-            } else {
-                cx.error(t.line(), &t.key_path("trace"), "missing (required for model \"trace\": a `time size` file or \"synthetic-mpeg\")");
-                None
-            };
-            Some(SourceModel::Trace {
-                trace: Arc::new(trace?),
-                size: s?,
-                spacing: spacing?,
-            })
-        }
-        other => match models::named_model(other) {
-            Some(m) => Some(m),
-            None => {
-                t.error(
-                    cx,
-                    "model",
-                    {
-                        let mut names = vec!["cbr", "onoff", "poisson", "trace", "tcp"];
-                        let named = models::model_names();
-                        names.extend(named.iter().copied());
-                        format!(
-                            "unknown model {other:?}{}; use cbr, onoff, poisson, trace, tcp or one of {}",
-                            walk::did_you_mean(other, &names),
-                            named.join(", ")
-                        )
-                    },
-                );
-                None
-            }
-        },
     }
+    for (key, reason) in problems {
+        t.error(cx, key, reason);
+    }
+    None
 }
 
 /// The most static flows one traffic entry may open (each costs memory for the whole
@@ -365,6 +96,18 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
     let from = node_ref(cx, t, "from", topo);
     let to = node_ref(cx, t, "to", topo);
     let model = read_model(cx, t, base);
+    // TCP connections run for the whole run at the pace of their window: the entry keys
+    // that shape an open-loop source's sending are refused.
+    let tcp = t.raw(cx, "model").and_then(|(m, _)| m.as_str()) == Some("tcp");
+    for key in ["stop", "jitter"] {
+        if tcp && t.has(key) {
+            t.error(
+                cx,
+                key,
+                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run)",
+            );
+        }
+    }
     let flows = if t.has("flows") {
         t.uint(cx, "flows").and_then(|n| {
             if n > MAX_FLOWS_PER_ENTRY {
@@ -389,7 +132,9 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
     } else {
         Some(0)
     };
-    let stop = if t.has("stop") {
+    let stop = if tcp {
+        Some(None)
+    } else if t.has("stop") {
         t.time(cx, "stop").and_then(|s| match start {
             Some(b) if s <= b => {
                 t.error(
@@ -407,7 +152,9 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
     } else {
         Some(None)
     };
-    let jitter = if t.has("jitter") {
+    let jitter = if tcp {
+        Some(0.0)
+    } else if t.has("jitter") {
         t.num_in(cx, "jitter", 0.0, 1.0)
     } else {
         Some(0.0)
@@ -501,11 +248,10 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
         Some(true)
     };
     let mut known: Vec<&str> = ["name", "from", "to"].to_vec();
-    known.extend_from_slice(MODEL_KEYS);
+    known.extend(crate::traffic::model_keys());
     known.extend_from_slice(&[
         "start", "stop", "jitter", "class", "route", "calls", "profile", "per_flow",
     ]);
-    known.extend_from_slice(TCP_KEYS);
     t.finish(cx, &known);
     let (from, to, route) = (from?, to?, route?);
     // Connectivity.
@@ -553,100 +299,41 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
     })
 }
 
+/// Reads a traffic entry's call arrivals (the declared keys of
+/// [`crate::traffic::kind::CALLS`]); `model` is the entry's source model, whose mean rate
+/// turns an `offered` bit rate into a call rate.
 pub(super) fn read_calls(cx: &Cx, c: &Tbl, model: Option<&SourceModel>) -> Option<CallsSpec> {
-    let kind = if c.has("arrivals") {
-        c.str(cx, "arrivals")
-    } else {
-        Some("poisson".into())
+    use crate::traffic::kind::{calls_rules, holding, CALLS};
+    let values = super::declared::read_params(cx, c, "call arrivals", CALLS);
+    let names: Vec<&str> = CALLS.iter().map(|p| p.key).collect();
+    c.finish(cx, &names);
+    let v = values?;
+    let problems = calls_rules(&v);
+    for (key, reason) in &problems {
+        c.error(cx, key, reason.clone());
+    }
+    if !problems.is_empty() {
+        return None;
+    }
+    let holding = holding(&v);
+    let rate = match v.get("rate") {
+        Some(_) => v.number("rate"),
+        None => v.count("offered") as f64 / (model?.mean_bps() * holding.mean()),
     };
-    let holding = if c.has("holding") {
-        c.parsed(cx, "holding", units::parse_dist)
-            .and_then(|d| match d {
-                units::Dist::Exp(m) => Some(Holding::Exp(m)),
-                units::Dist::Fixed(m) => Some(Holding::Fixed(m)),
-                units::Dist::Pareto(..) => {
-                    c.error(cx, "holding", "holding times are exponential or fixed");
-                    None
-                }
-            })
-    } else {
-        cx.error(
-            c.line(),
-            &c.key_path("holding"),
-            "missing (required: e.g. \"exp:60s\")",
-        );
-        None
-    };
-    let batch_mean = if c.has("batch_mean") {
-        c.num_in(cx, "batch_mean", 1.0, 1e9)
-    } else {
-        Some(5.0)
-    };
-    // Call rate: `rate` (calls per time) or `offered` (mean offered bit rate).
-    let rate = match (c.has("rate"), c.has("offered")) {
-        (true, false) => c.parsed(cx, "rate", units::parse_per_second),
-        (false, true) => {
-            let off = c.rate(cx, "offered");
-            match (off, &holding, model) {
-                (Some(o), Some(h), Some(m)) => Some(o as f64 / (m.mean_bps() * h.mean())),
-                _ => None,
+    let arrivals = match v.text("arrivals") {
+        "batch" => {
+            let mean = v.number("batch_mean");
+            Arrivals::Batch {
+                rate: rate / mean,
+                mean,
             }
         }
-        (true, true) => {
-            c.error(cx, "offered", "give either `rate` or `offered`, not both");
-            None
-        }
-        (false, false) => {
-            cx.error(
-                c.line(),
-                &c.key_path("rate"),
-                "missing: give `rate` (calls per second, e.g. \"2/s\") or `offered` (a bit rate)",
-            );
-            None
-        }
-    };
-    let max_active = if c.has("max_active") {
-        c.uint(cx, "max_active").map(Some)
-    } else {
-        Some(None)
-    };
-    let stop = if c.has("stop") {
-        c.time(cx, "stop").map(Some)
-    } else {
-        Some(None)
-    };
-    c.finish(
-        cx,
-        &[
-            "arrivals",
-            "holding",
-            "rate",
-            "offered",
-            "batch_mean",
-            "max_active",
-            "stop",
-        ],
-    );
-    let (rate, mean) = (rate?, batch_mean?);
-    let arrivals = match kind?.as_str() {
-        "poisson" => Arrivals::Poisson { rate },
-        "batch" => Arrivals::Batch {
-            rate: rate / mean,
-            mean,
-        },
-        other => {
-            c.error(
-                cx,
-                "arrivals",
-                format!("unknown arrival process {other:?}; use \"poisson\" or \"batch\""),
-            );
-            return None;
-        }
+        _ => Arrivals::Poisson { rate },
     };
     Some(CallsSpec {
         arrivals,
-        holding: holding?,
-        max_active: max_active?,
-        stop: stop?,
+        holding,
+        max_active: v.get("max_active").map(|_| v.count("max_active")),
+        stop: v.get("stop").map(|_| v.time("stop")),
     })
 }

@@ -6,6 +6,7 @@
 //! holding times; [`Sink`] counts what arrives.
 
 pub mod generator;
+pub mod kind;
 pub mod models;
 mod source;
 mod trace;
@@ -14,6 +15,7 @@ pub use generator::{
     ActiveCall, Admission, Arrivals, CallAdmission, CallStreams, Calls, FlowGenerator, Holding,
     MaxActive, POLICY_TIMER,
 };
+pub use kind::{model_keys, model_kind, ModelKind, MODELS};
 pub use models::{named_model, Codec, CODECS};
 pub use source::{PacketTemplate, Period, Sink, SizeDist, Source, SourceModel};
 pub use trace::{Frame, FrameTrace};

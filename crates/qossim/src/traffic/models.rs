@@ -116,6 +116,34 @@ pub fn model_names() -> Vec<&'static str> {
     v
 }
 
+/// Each name of [`model_names`] with one line saying what it sends (for `describe`).
+pub fn named_docs() -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = CODECS
+        .iter()
+        .map(|c| {
+            let every = format!("{} B every {} ms", c.size, c.interval * 1e3);
+            let doc = if c.on_fraction >= 1.0 {
+                format!("Voice codec: {every}, always on.")
+            } else {
+                format!(
+                    "Voice codec: {every} while on; exponential on and off periods, on {} of a 1 s mean cycle.",
+                    c.on_fraction
+                )
+            };
+            (c.name, doc)
+        })
+        .collect();
+    out.push((
+        "MIX",
+        "Each flow one of the six G.711/G.729 codecs, with equal probability.".into(),
+    ));
+    out.push((
+        "SVD",
+        "Synthetic video: 1500 B every 1 ms while on; exponential on 340 ms and off 660 ms.".into(),
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +157,11 @@ mod tests {
         }
         let svd = named_model("svd").unwrap().mean_bps();
         assert!((svd - 4.08e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn every_named_model_is_described() {
+        let described: Vec<&str> = named_docs().iter().map(|(n, _)| *n).collect();
+        assert_eq!(described, model_names());
     }
 }

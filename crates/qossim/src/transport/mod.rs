@@ -7,6 +7,7 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod params;
 pub mod tcp;
 
 pub use cubic::CubicParams;

@@ -136,8 +136,9 @@ const KEYS: &[&str] = &[
 ];
 
 /// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
-/// registries of queue disciplines and of meters, every kind (as a name and as a table),
-/// every parameter key and every fixed default.
+/// registries of queue disciplines, meters and traffic models and the call arrivals'
+/// declaration, every kind or model (kinds also as a table), every parameter key, every
+/// fixed default and every allowed value of a choice.
 fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
     V.get_or_init(|| {
@@ -147,9 +148,15 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
             .iter()
             .map(|k| (k.name, k.params));
         let meters = qossim::meter::METERS.iter().map(|k| (k.name, k.params));
-        for (name, params) in queues.chain(meters) {
+        let models = qossim::traffic::MODELS.iter().map(|k| (k.name, k.params));
+        let calls = std::iter::once(("calls", qossim::traffic::kind::CALLS));
+        let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
+        let sections = models.chain(calls).map(|(n, p)| (n, p, false));
+        for (name, params, by_kind) in tables.chain(sections) {
             values.push(format!("{name:?}"));
-            values.push(format!("{{ kind = {name:?} }}"));
+            if by_kind {
+                values.push(format!("{{ kind = {name:?} }}"));
+            }
             for p in params {
                 if !keys.iter().any(|x| x == p.key) {
                     keys.push(p.key.to_string());
@@ -161,10 +168,17 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
                         | qossim::decl::Type::Bool => d.to_string(),
                         _ => format!("{d:?}"),
                     });
-                    values.push(format!("{{ kind = {name:?}, {} = {d:?} }}", p.key));
+                    if by_kind {
+                        values.push(format!("{{ kind = {name:?}, {} = {d:?} }}", p.key));
+                    }
+                }
+                if let qossim::decl::Type::Choice(allowed) = p.ty {
+                    values.extend(allowed.iter().map(|a| format!("{a:?}")));
                 }
             }
         }
+        values.sort();
+        values.dedup();
         (values, keys)
     })
 }

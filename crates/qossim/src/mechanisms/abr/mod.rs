@@ -19,6 +19,7 @@
 
 mod cell;
 mod erica;
+pub mod params;
 pub mod scenario;
 mod source;
 mod switch;

@@ -4,6 +4,7 @@
 //! connections' trees through them, and the post-run `abr.*` summary.
 
 use super::erica::{EricaParams, EricaPlus};
+use super::params::SECTION;
 use super::source::{AbrDestination, AbrSource, Client, Hop, SourceKind, SourceParams};
 use super::switch::{AbrSwitch, Consolidation, QueueMax, VcAtSwitch};
 use crate::packet::{AgentId, LinkId, NONE};
@@ -53,37 +54,13 @@ pub struct AbrSpec {
     pub sample: Time,
 }
 
-const KEYS: &[&str] = &[
-    "network",
-    "algorithm",
-    "target_delay",
-    "queue_drain_limit",
-    "curve_a",
-    "curve_b",
-    "target_utilization",
-    "averaging_cells",
-    "averaging_time",
-    "delta",
-    "consolidation",
-    "branch_timeout",
-    "icr",
-    "rif",
-    "rdf",
-    "pcr",
-    "mcr",
-    "nrm",
-    "trm",
-    "adtf",
-    "sample",
-    "vc",
-];
-
 /// Keys every `[[abr.vc]]` entry has.
 const VC_KEYS: &[&str] = &["name", "source", "destinations", "type", "start", "stop"];
 
-/// Keys of the traffic management parameters of an ABR source (infinite and bursty).
-const TM_KEYS: &[&str] = &["icr", "rif", "rdf", "pcr", "mcr", "nrm", "trm", "adtf"];
+use super::params::TM_KEYS;
 
+/// Reads the optional rate `key` of a connection into `slot` (zero refused unless
+/// `allow_zero`); false if it is there but wrong (reported).
 fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bool {
     if !t.has(key) {
         return true;
@@ -101,21 +78,28 @@ fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bo
     }
 }
 
+/// Reads the declared key `key` of `[abr]` into `slot`.
+fn key_into<T>(
+    cx: &Cx,
+    t: &Tbl,
+    key: &str,
+    slot: &mut T,
+    conv: impl FnOnce(&crate::decl::Value) -> T,
+) -> bool {
+    scenario::key_into(cx, t, &SECTION, key, slot, conv)
+}
+
 /// Reads the source parameters of `t` over `p` (the section's, or defaults).
 fn read_params(cx: &Cx, t: &Tbl, p: &mut SourceParams) -> bool {
-    let mut ok = rate_key(cx, t, "icr", false, &mut p.icr);
-    ok &= t.fraction_into(cx, "rif", &mut p.rif);
-    ok &= t.fraction_into(cx, "rdf", &mut p.rdf);
-    ok &= rate_key(cx, t, "pcr", false, &mut p.pcr);
-    ok &= rate_key(cx, t, "mcr", true, &mut p.mcr);
-    ok &= t.time_into(cx, "trm", true, &mut p.trm);
-    ok &= t.time_into(cx, "adtf", true, &mut p.adtf);
-    if t.has("nrm") {
-        match t.uint_in(cx, "nrm", 2, 256) {
-            Some(n) => p.nrm = n as u32,
-            None => ok = false,
-        }
-    }
+    use crate::decl::Value;
+    let mut ok = key_into(cx, t, "icr", &mut p.icr, Value::as_f64);
+    ok &= key_into(cx, t, "rif", &mut p.rif, Value::as_f64);
+    ok &= key_into(cx, t, "rdf", &mut p.rdf, Value::as_f64);
+    ok &= key_into(cx, t, "pcr", &mut p.pcr, Value::as_f64);
+    ok &= key_into(cx, t, "mcr", &mut p.mcr, Value::as_f64);
+    ok &= key_into(cx, t, "trm", &mut p.trm, Value::as_time);
+    ok &= key_into(cx, t, "adtf", &mut p.adtf, Value::as_time);
+    ok &= key_into(cx, t, "nrm", &mut p.nrm, |v| v.as_u64() as u32);
     ok
 }
 
@@ -294,61 +278,44 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
 }
 
 fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
+    use crate::decl::Value;
     let mut ok = true;
-    let mut erica = EricaParams::lan();
-    let mut wan = false;
-    if t.has("network") {
-        match t.str(cx, "network").as_deref() {
-            Some("lan") => {}
-            Some("wan") => {
-                erica = EricaParams::wan();
-                wan = true;
-            }
-            Some(o) => {
-                t.error(
-                    cx,
-                    "network",
-                    format!("unknown network {o:?}; expected \"lan\" or \"wan\""),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
-    ok &= t.fraction_into(cx, "target_utilization", &mut erica.target);
-    ok &= t.time_into(cx, "averaging_time", true, &mut erica.max_interval);
-    if t.has("averaging_cells") {
-        match t.uint_in(cx, "averaging_cells", 1, 1_000_000) {
-            Some(n) => erica.cells = n as u32,
-            None => ok = false,
-        }
-    }
-    if t.has("delta") {
-        match t.num_in(cx, "delta", 0.0, 10.0) {
-            Some(d) => erica.delta = d,
-            None => ok = false,
-        }
-    }
-    if t.has("algorithm") {
-        match t.str(cx, "algorithm").as_deref() {
-            Some("erica") => {}
-            Some("erica_plus") => {
-                erica.plus = Some(if wan {
-                    EricaPlus::wan()
-                } else {
-                    EricaPlus::lan()
-                })
-            }
-            Some(o) => {
-                t.error(
-                    cx,
-                    "algorithm",
-                    format!("unknown algorithm {o:?}; expected \"erica\" or \"erica_plus\""),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
+    let mut network = "lan".to_string();
+    ok &= key_into(cx, t, "network", &mut network, |v| v.as_str().to_string());
+    let wan = network == "wan";
+    let mut erica = if wan {
+        EricaParams::wan()
+    } else {
+        EricaParams::lan()
+    };
+    ok &= key_into(
+        cx,
+        t,
+        "target_utilization",
+        &mut erica.target,
+        Value::as_f64,
+    );
+    ok &= key_into(
+        cx,
+        t,
+        "averaging_time",
+        &mut erica.max_interval,
+        Value::as_time,
+    );
+    ok &= key_into(cx, t, "averaging_cells", &mut erica.cells, |v| {
+        v.as_u64() as u32
+    });
+    ok &= key_into(cx, t, "delta", &mut erica.delta, Value::as_f64);
+    let mut algorithm = "erica".to_string();
+    ok &= key_into(cx, t, "algorithm", &mut algorithm, |v| {
+        v.as_str().to_string()
+    });
+    if algorithm == "erica_plus" {
+        erica.plus = Some(if wan {
+            EricaPlus::wan()
+        } else {
+            EricaPlus::lan()
+        });
     }
     match erica.plus.as_mut() {
         Some(q) => {
@@ -361,33 +328,10 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
                 );
                 ok = false;
             }
-            ok &= t.time_into(cx, "target_delay", true, &mut q.target_delay);
-            if t.has("queue_drain_limit") {
-                match t.num_in(cx, "queue_drain_limit", 0.01, 1.0) {
-                    Some(v) => q.qdlf = v,
-                    None => ok = false,
-                }
-            }
-            if t.has("curve_a") {
-                match t.num_in(cx, "curve_a", 1.0, 10.0) {
-                    Some(v) if v > 1.0 => q.a = v,
-                    Some(_) => {
-                        t.error(cx, "curve_a", "must be above 1");
-                        ok = false;
-                    }
-                    None => ok = false,
-                }
-            }
-            if t.has("curve_b") {
-                match t.num_in(cx, "curve_b", 1.0, 10.0) {
-                    Some(v) if v > 1.0 => q.b = v,
-                    Some(_) => {
-                        t.error(cx, "curve_b", "must be above 1");
-                        ok = false;
-                    }
-                    None => ok = false,
-                }
-            }
+            ok &= key_into(cx, t, "target_delay", &mut q.target_delay, Value::as_time);
+            ok &= key_into(cx, t, "queue_drain_limit", &mut q.qdlf, Value::as_f64);
+            ok &= key_into(cx, t, "curve_a", &mut q.a, Value::as_f64);
+            ok &= key_into(cx, t, "curve_b", &mut q.b, Value::as_f64);
         }
         None => {
             for k in ["target_delay", "queue_drain_limit", "curve_a", "curve_b"] {
@@ -403,25 +347,17 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
         }
     }
     let mut timeout = millis(10.0);
-    ok &= t.time_into(cx, "branch_timeout", true, &mut timeout);
-    let mut consolidation = Consolidation::Turnaround;
-    if t.has("consolidation") {
-        match t.str(cx, "consolidation").as_deref() {
-            Some("turnaround") => {}
-            Some("flag") => consolidation = Consolidation::Flag,
-            Some("all_branches") => consolidation = Consolidation::AllBranches { timeout },
-            Some("pass_through") => consolidation = Consolidation::PassThrough,
-            Some(o) => {
-                t.error(
-                    cx,
-                    "consolidation",
-                    format!("unknown variant {o:?}; expected \"turnaround\", \"flag\", \"all_branches\" or \"pass_through\""),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
+    ok &= key_into(cx, t, "branch_timeout", &mut timeout, Value::as_time);
+    let mut consolidation = "turnaround".to_string();
+    ok &= key_into(cx, t, "consolidation", &mut consolidation, |v| {
+        v.as_str().to_string()
+    });
+    let consolidation = match consolidation.as_str() {
+        "flag" => Consolidation::Flag,
+        "all_branches" => Consolidation::AllBranches { timeout },
+        "pass_through" => Consolidation::PassThrough,
+        _ => Consolidation::Turnaround,
+    };
     // The default peak rate is the fastest link's.
     let link_rate = core
         .topology
@@ -437,7 +373,7 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
         ok = false;
     }
     let mut sample = millis(0.1);
-    ok &= t.time_into(cx, "sample", true, &mut sample);
+    ok &= key_into(cx, t, "sample", &mut sample, Value::as_time);
     let mut vcs = Vec::new();
     for v in t.tables(cx, "vc") {
         match read_vc(cx, &v, core, &params) {
@@ -460,7 +396,9 @@ fn read_table(cx: &Cx, t: &Tbl, core: &Core) -> Option<AbrSpec> {
         t.error(cx, "vc", "at most 65535 connections");
         ok = false;
     }
-    t.finish(cx, KEYS);
+    let mut keys = SECTION.keys();
+    keys.push("vc");
+    t.finish(cx, &keys);
     ok.then_some(AbrSpec {
         erica,
         consolidation,
@@ -475,6 +413,9 @@ impl Family for AbrFamily {
     }
     fn sections(&self) -> &'static [&'static str] {
         &["abr"]
+    }
+    fn declared(&self) -> &'static [&'static crate::decl::Section] {
+        super::params::DECLARED
     }
     fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
         scenario::read_section(cx, root, "abr", |t| read_table(cx, t, core))

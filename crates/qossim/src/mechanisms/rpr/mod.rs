@@ -22,6 +22,7 @@
 //! the `[rpr]` section, the builder and the post-run `rpr.*` summary.
 
 mod monitor;
+pub mod params;
 mod rates;
 pub mod scenario;
 mod station;

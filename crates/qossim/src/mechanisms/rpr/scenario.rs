@@ -4,6 +4,7 @@
 //! every node, and the post-run `rpr.*` summary.
 
 use super::monitor::{RprMonitor, WatchedEntry};
+use super::params::SECTION;
 use super::station::{BufferDesign, FairnessMode, RprConfig, RprStation};
 use crate::net::NONE;
 use crate::scenario::units::QueueLimit;
@@ -97,46 +98,15 @@ fn read_ring(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
     Some(topo)
 }
 
-const RPR_KEYS: &[&str] = &[
-    "mode",
-    "design",
-    "aging_interval",
-    "age_coef",
-    "lp_coef",
-    "ramp_coef",
-    "ramp_down_coef",
-    "ramp_up_coef",
-    "stq_size",
-    "stq_low",
-    "stq_medium",
-    "stq_high",
-    "rate_low_threshold",
-    "aggressive_on_rates",
-    "add_credit",
-    "client_buffer",
-    "fairness_size",
-    "sample_interval",
-    "watch",
-    "trace_tcp",
-    "trace_from",
-    "trace_until",
-];
-
-fn coef(cx: &Cx, t: &Tbl, key: &str, slot: &mut f64) -> bool {
-    if !t.has(key) {
-        return true;
-    }
-    match t.num(cx, key) {
-        Some(v) if v >= 1.0 && v.is_finite() => {
-            *slot = v;
-            true
-        }
-        Some(v) => {
-            t.error(cx, key, format!("must be at least 1, got {v}"));
-            false
-        }
-        None => false,
-    }
+/// Reads the declared key `key` of `[rpr]` into `slot`.
+fn key_into<T>(
+    cx: &Cx,
+    t: &Tbl,
+    key: &str,
+    slot: &mut T,
+    conv: impl FnOnce(&crate::decl::Value) -> T,
+) -> bool {
+    crate::scenario::key_into(cx, t, &SECTION, key, slot, conv)
 }
 
 fn traffic_index(cx: &Cx, t: &Tbl, key: &str, name: &str, core: &Core) -> Option<usize> {
@@ -157,57 +127,61 @@ fn traffic_index(cx: &Cx, t: &Tbl, key: &str, name: &str, core: &Core) -> Option
 }
 
 fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
+    use crate::decl::Value;
     let mut c = RprConfig::default();
     let mut ok = true;
-    if t.has("mode") {
-        match t.str(cx, "mode").as_deref() {
-            Some("aggressive") => c.mode = FairnessMode::Aggressive,
-            Some("conservative") => c.mode = FairnessMode::Conservative,
-            Some(o) => {
-                t.error(
-                    cx,
-                    "mode",
-                    format!("unknown mode {o:?}; expected \"aggressive\" or \"conservative\""),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
-    if t.has("design") {
-        match t.str(cx, "design").as_deref() {
-            Some("dual") => c.design = BufferDesign::Dual,
-            Some("single") => c.design = BufferDesign::Single,
-            Some(o) => {
-                t.error(
-                    cx,
-                    "design",
-                    format!("unknown design {o:?}; expected \"single\" or \"dual\""),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
-    ok &= t.time_into(cx, "aging_interval", true, &mut c.aging_interval);
-    ok &= t.time_into(cx, "sample_interval", true, &mut c.sample_interval);
-    ok &= t.time_into(cx, "trace_from", false, &mut c.trace_from);
-    ok &= t.time_into(cx, "trace_until", false, &mut c.trace_until);
-    ok &= coef(cx, t, "age_coef", &mut c.age_coef);
-    ok &= coef(cx, t, "lp_coef", &mut c.lp_coef);
-    ok &= coef(cx, t, "ramp_coef", &mut c.ramp_coef);
-    ok &= coef(cx, t, "ramp_down_coef", &mut c.ramp_down_coef);
-    ok &= coef(cx, t, "ramp_up_coef", &mut c.ramp_up_coef);
-    ok &= t.fraction_into(cx, "stq_low", &mut c.stq_low);
-    ok &= t.fraction_into(cx, "stq_medium", &mut c.stq_medium);
-    ok &= t.fraction_into(cx, "stq_high", &mut c.stq_high);
-    ok &= t.fraction_into(cx, "rate_low_threshold", &mut c.rate_low_threshold);
-    if t.has("aggressive_on_rates") {
-        match t.bool(cx, "aggressive_on_rates") {
-            Some(v) => c.aggressive_on_rates = v,
-            None => ok = false,
-        }
-    }
+    ok &= key_into(cx, t, "mode", &mut c.mode, |v| match v.as_str() {
+        "conservative" => FairnessMode::Conservative,
+        _ => FairnessMode::Aggressive,
+    });
+    ok &= key_into(cx, t, "design", &mut c.design, |v| match v.as_str() {
+        "single" => BufferDesign::Single,
+        _ => BufferDesign::Dual,
+    });
+    ok &= key_into(
+        cx,
+        t,
+        "aging_interval",
+        &mut c.aging_interval,
+        Value::as_time,
+    );
+    ok &= key_into(
+        cx,
+        t,
+        "sample_interval",
+        &mut c.sample_interval,
+        Value::as_time,
+    );
+    ok &= key_into(cx, t, "trace_from", &mut c.trace_from, Value::as_time);
+    ok &= key_into(cx, t, "trace_until", &mut c.trace_until, Value::as_time);
+    ok &= key_into(cx, t, "age_coef", &mut c.age_coef, Value::as_f64);
+    ok &= key_into(cx, t, "lp_coef", &mut c.lp_coef, Value::as_f64);
+    ok &= key_into(cx, t, "ramp_coef", &mut c.ramp_coef, Value::as_f64);
+    ok &= key_into(
+        cx,
+        t,
+        "ramp_down_coef",
+        &mut c.ramp_down_coef,
+        Value::as_f64,
+    );
+    ok &= key_into(cx, t, "ramp_up_coef", &mut c.ramp_up_coef, Value::as_f64);
+    ok &= key_into(cx, t, "stq_low", &mut c.stq_low, Value::as_f64);
+    ok &= key_into(cx, t, "stq_medium", &mut c.stq_medium, Value::as_f64);
+    ok &= key_into(cx, t, "stq_high", &mut c.stq_high, Value::as_f64);
+    ok &= key_into(
+        cx,
+        t,
+        "rate_low_threshold",
+        &mut c.rate_low_threshold,
+        Value::as_f64,
+    );
+    ok &= key_into(
+        cx,
+        t,
+        "aggressive_on_rates",
+        &mut c.aggressive_on_rates,
+        |v| *v == Value::Bool(true),
+    );
     if ok && !(c.stq_low <= c.stq_medium && c.stq_medium <= c.stq_high) {
         t.error(
             cx,
@@ -219,50 +193,14 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
         );
         ok = false;
     }
-    if t.has("add_credit") {
-        match t.size(cx, "add_credit") {
-            Some(v) => c.add_credit = v,
-            None => ok = false,
-        }
-    }
-    if t.has("stq_size") {
-        match t.size(cx, "stq_size") {
-            Some(v) if v >= 1500 => c.stq_size = v,
-            Some(v) => {
-                t.error(
-                    cx,
-                    "stq_size",
-                    format!("must hold at least one 1500-byte frame, got {v} bytes"),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
-    if t.has("fairness_size") {
-        match t.size(cx, "fairness_size") {
-            Some(v) if (1..=9216).contains(&v) => c.fairness_size = v as u32,
-            Some(v) => {
-                t.error(
-                    cx,
-                    "fairness_size",
-                    format!("must be between 1 and 9216 bytes, got {v}"),
-                );
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
-    if t.has("client_buffer") {
-        match t.uint(cx, "client_buffer") {
-            Some(v) if v >= 1 => c.client_buffer = v as usize,
-            Some(_) => {
-                t.error(cx, "client_buffer", "must be at least 1 packet");
-                ok = false;
-            }
-            None => ok = false,
-        }
-    }
+    ok &= key_into(cx, t, "add_credit", &mut c.add_credit, Value::as_u64);
+    ok &= key_into(cx, t, "stq_size", &mut c.stq_size, Value::as_u64);
+    ok &= key_into(cx, t, "fairness_size", &mut c.fairness_size, |v| {
+        v.as_u64() as u32
+    });
+    ok &= key_into(cx, t, "client_buffer", &mut c.client_buffer, |v| {
+        v.as_u64() as usize
+    });
     let mut watch = Vec::new();
     if t.has("watch") {
         match t.array(cx, "watch") {
@@ -304,7 +242,9 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
             ok = false;
         }
     }
-    t.finish(cx, RPR_KEYS);
+    let mut keys = SECTION.keys();
+    keys.push("watch");
+    t.finish(cx, &keys);
     ok.then_some(RprSpec {
         stations: core.topology.nodes.len(),
         config: c,
@@ -319,6 +259,9 @@ impl Family for RprFamily {
     }
     fn sections(&self) -> &'static [&'static str] {
         &["rpr"]
+    }
+    fn declared(&self) -> &'static [&'static crate::decl::Section] {
+        super::params::DECLARED
     }
     fn topology_kinds(&self) -> &'static [&'static str] {
         &["rpr_ring"]

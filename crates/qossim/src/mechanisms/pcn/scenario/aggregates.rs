@@ -163,7 +163,7 @@ pub(super) fn read_iea(
     } else {
         Some(1.0)
     };
-    let mut known: Vec<&str> = MODEL_KEYS.to_vec();
+    let mut known: Vec<&str> = crate::traffic::model_keys();
     known.extend([
         "name",
         "ingress",
@@ -306,7 +306,7 @@ pub(super) fn generated_ieas(
         t.error(cx, "split", "give either `weights` or `split`, not both");
         return None;
     }
-    let mut known: Vec<&str> = MODEL_KEYS.to_vec();
+    let mut known: Vec<&str> = crate::traffic::model_keys();
     known.extend([
         "arrivals",
         "overload",

@@ -23,7 +23,6 @@ use crate::scenario::walk::{Cx, Tbl};
 use crate::scenario::{
     apply_link_overrides, check_reachable, read_model, read_queue, BuiltCore, Core, Family,
     LinkSpec, Mechanism, MechanismRun, QueueSpec, Scenario, Topology, TrafficModel, TrafficSpec,
-    MODEL_KEYS,
 };
 use crate::time::{millis, to_secs, Time, PS_PER_MS};
 use crate::traffic::{ActiveCall, FlowGenerator, Holding, SourceModel};

@@ -115,6 +115,10 @@ pub fn all() -> Vec<Table> {
             stats: crate::transport::tcp::STATS,
         },
         Table {
+            component: "DCTCP",
+            stats: crate::transport::dctcp::STATS,
+        },
+        Table {
             component: "flow generators (calls)",
             stats: crate::traffic::generator::STATS,
         },

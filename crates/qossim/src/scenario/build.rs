@@ -189,6 +189,7 @@ fn build_world(
                     let start = t.start + (r.uniform() * tcp.start_spread as f64) as Time;
                     let rcfg = TcpReceiverConfig {
                         delayed_ack: tcp.delayed_ack.then_some(DELAYED_ACK),
+                        sack: tcp.sack,
                         ..TcpReceiverConfig::default()
                     };
                     let rx = w.add_agent(&format!("{name}.rx"), Box::new(TcpReceiver::new(rcfg)));
@@ -205,6 +206,7 @@ fn build_world(
                         start_delay: start,
                         congestion: tcp.congestion,
                         ecn: tcp.ecn,
+                        sack: tcp.sack,
                         ..TcpConfig::default()
                     };
                     let traced = sc

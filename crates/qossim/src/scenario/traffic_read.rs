@@ -109,12 +109,28 @@ pub(super) fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
     } else {
         Some(d.ecn)
     };
+    let sack = if t.has("sack") {
+        t.bool(cx, "sack").and_then(|on| {
+            if on && congestion == Some(crate::transport::Congestion::Reno) {
+                t.error(
+                    cx,
+                    "sack",
+                    "SACK recovery (RFC 6675) replaces Reno's fast recovery, so Reno with SACK would be NewReno with SACK; set congestion = \"newreno\" or \"cubic\"",
+                );
+                None
+            } else {
+                Some(on)
+            }
+        })
+    } else {
+        Some(d.sack)
+    };
     for key in ["size", "interval", "stop", "jitter"] {
         if t.has(key) {
             t.error(
                 cx,
                 key,
-                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread, congestion, ecn",
+                "not used by model \"tcp\" (connections send as fast as their window allows, for the whole run); use packet_size, wnd, delayed_ack, min_rto, init_rto, tick, start, start_spread, congestion, ecn, sack",
             );
         }
     }
@@ -128,6 +144,7 @@ pub(super) fn read_tcp(cx: &Cx, t: &Tbl) -> Option<TcpSpec> {
         start_spread: start_spread?,
         congestion: congestion?,
         ecn: ecn?,
+        sack: sack?,
     })
 }
 
@@ -142,6 +159,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "start_spread",
     "congestion",
     "ecn",
+    "sack",
 ];
 
 /// The keys [`read_model`] reads.

@@ -53,12 +53,12 @@
 //!   next un-SACKed hole. A partial ACK whose triggering segment (the ACK echoes its
 //!   transmission time) left after recovery began, i.e. a retransmission of this
 //!   recovery, also resends the first unacknowledged segment at once if it has not been
-//!   resent (NewReno's inference, see [`super::sack`]). No window
-//!   inflation, no growth in recovery, the retransmission timer restarted by every ACK of
-//!   new data (RFC 6298); the ACK that covers `recover` ends recovery (`cwnd = ssthresh`).
-//!   Reno and NewReno recover alike with SACK. A timeout clears the scoreboard; later
-//!   ACKs fill it again and the go-back-N resend skips the segments SACKed by then. No
-//!   limited transmit, no D-SACK.
+//!   resent (NewReno's inference, see [`super::sack`]). No window inflation, no growth
+//!   in recovery, the retransmission timer restarted by every ACK of new data (RFC
+//!   6298), Karn's rule for every retransmission; the ACK that covers `recover` ends
+//!   recovery (`cwnd = ssthresh`). Reno and NewReno recover alike with SACK. A timeout
+//!   clears the scoreboard; later ACKs fill it again and the go-back-N resend skips the
+//!   segments SACKed by then. No limited transmit, no D-SACK.
 //! - Retransmission timeout: `ssthresh = max(floor(flight/2), 2)`, `cwnd = 1`, go-back-N
 //!   from the first unacknowledged segment, exponential backoff (the RTO doubles on each
 //!   successive timeout, up to `max_rto`).
@@ -716,7 +716,7 @@ impl TcpRenoSender {
                 // retransmission sent after the new first unacknowledged segment.
                 if pkt.echo >= self.recovery_start {
                     if let Some(head) = self.sack.as_mut().and_then(|b| b.partial_ack()) {
-                        self.send_segment(head, ctx);
+                        self.resend(head, ctx);
                     }
                 }
             }
@@ -764,10 +764,19 @@ impl TcpRenoSender {
         self.recovery_start = ctx.now();
         self.timed = None;
         if let Some(head) = self.sack.as_mut().and_then(|b| b.start_recovery()) {
-            self.send_segment(head, ctx);
+            self.resend(head, ctx);
         }
         self.restart_timer(ctx);
         self.sack_send(ctx);
+    }
+
+    /// Retransmits segment `seq`; if it is the segment being timed, the timing is
+    /// cancelled (Karn: its ACK would not tell which transmission it answers).
+    fn resend(&mut self, seq: u64, ctx: &mut Ctx) {
+        if self.timed.is_some_and(|(t, _)| t == seq) {
+            self.timed = None;
+        }
+        self.send_segment(seq, ctx);
     }
 
     /// Sends what `NextSeg` gives while `cwnd - pipe >= 1` (step C).
@@ -782,8 +791,10 @@ impl TcpRenoSender {
             };
             if s < self.snd_max {
                 sb.retransmitted(s);
+                self.resend(s, ctx);
+            } else {
+                self.send_segment(s, ctx);
             }
-            self.send_segment(s, ctx);
             self.snd_nxt = self.snd_nxt.max(s + 1);
             pipe += 1;
         }

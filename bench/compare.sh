@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Side-by-side run of the reference scenario in qossim, ns-3 and the
-# hand-written baseline, then of the TCP scenario in qossim and ns-3. Each
-# program runs --reps times; the run with the smallest wall time is kept.
-# Prints one line per program, then speedups computed from pkts_per_wall_s.
+# hand-written baseline, then of the TCP scenario in qossim and ns-3, once per
+# TCP variant (Reno, NewReno + SACK, CUBIC + SACK). Each program runs --reps
+# times; the run with the smallest wall time is kept. Prints one line per
+# program, then speedups computed from pkts_per_wall_s, and for each TCP
+# variant both sides' per-connection goodput distributions.
 #
 # Usage: bash bench/compare.sh [--flows N] [--sim SECONDS] [--reps K] [--seed S]
 #
@@ -57,8 +59,13 @@ best_of() {
     local best="" best_wall="" line wall i
     for ((i = 1; i <= reps; i++)); do
         echo "compare.sh: $name run $i/$reps" >&2
-        if ! "$@" >"$tmp/out" 2>"$tmp/err"; then
-            echo "run failed: $(first_error "$tmp/err")"
+        "$@" >"$tmp/out" 2>"$tmp/err"
+        local st=$?
+        if [ "$st" -ne 0 ]; then
+            local why="exit status $st"
+            if [ "$st" -gt 128 ]; then why="$why, signal $((st - 128))"; fi
+            if [ -s "$tmp/err" ]; then why="$why: $(first_error "$tmp/err")"; fi
+            echo "run failed ($why)"
             return 1
         fi
         line="$(grep -E '^flows=' "$tmp/out" | tail -n1)"
@@ -138,33 +145,92 @@ ratio() {
 ratio qossim/ns3 "$qossim_line" "$ns3_line" 1
 ratio qossim/baseline "$qossim_line" "$baseline_line" 2
 
-# --- the TCP scenario -------------------------------------------------------
+# --- the TCP scenario, per variant -------------------------------------------
 # 50 TCP bulk transfers over a 10 Mb/s RED bottleneck, RTTs 50-150 ms, 100 s simulated
-# (bench/qossim-bench/src/tcp.rs, bench/ns3/tcp.cc); lines also give per-connection
-# goodput, so the speed is compared between models that deliver alike.
+# (bench/qossim-bench/src/tcp.rs, bench/ns3/tcp.cc), for each variant: qossim's Reno
+# (no SACK) against ns-3's NewReno (SACK on: ns-3 3.37 cannot run without it, so this
+# pair is not like with like), qossim's NewReno + SACK against ns-3's NewReno, qossim's
+# CUBIC + SACK against ns-3's CUBIC. Lines also give the per-connection goodput
+# distribution; a "goodput" line per variant sets both sides' distributions side by side.
 tcp_args=(--flows 50 --sim 100)
 if [ -n "$seed" ]; then tcp_args+=(--seed "$seed"); fi
-tcp_qossim=""
+qossim_tcp_ok=1
 if ! nice cargo build --release -q -j 2 -p qossim-bench --bin tcp >"$tmp/build.log" 2>&1; then
-    echo "qossim-tcp: not available ($(first_error "$tmp/build.log"))"
-elif r="$(best_of qossim-tcp cargo run --release -q -p qossim-bench --bin tcp -- "${tcp_args[@]}")"; then
-    tcp_qossim="$r"
-    echo "qossim-tcp: $tcp_qossim"
-else
-    echo "qossim-tcp: not available ($r)"
+    qossim_tcp_ok=0
+    qossim_tcp_why="$(first_error "$tmp/build.log")"
 fi
-tcp_ns3=""
 ns3_tcp_bin="$root/bench/ns3/build/tcp"
 if [ ! -x "$ns3_tcp_bin" ] || [ "$root/bench/ns3/tcp.cc" -nt "$ns3_tcp_bin" ]; then
     echo "compare.sh: building the ns-3 programs (bench/ns3/build.sh)" >&2
     bash "$root/bench/ns3/build.sh" >"$tmp/ns3build.log" 2>&1 || true
 fi
-if [ ! -x "$ns3_tcp_bin" ]; then
-    echo "ns3-tcp: not available (build failed: $(first_error "$tmp/ns3build.log"))"
-elif r="$(best_of ns3-tcp "$ns3_tcp_bin" "${tcp_args[@]}")"; then
-    tcp_ns3="$r"
-    echo "ns3-tcp: $tcp_ns3"
-else
-    echo "ns3-tcp: not available ($r)"
-fi
-ratio tcp:qossim/ns3 "$tcp_qossim" "$tcp_ns3" 1
+
+# short LINE: the result line without its per-connection list
+short() { printf '%s\n' "$1" | sed 's/ goodputs_mbps=[^ ]*//'; }
+
+# goodputs LABEL QOSSIM_LINE NS3_LINE: both distributions, then the per-connection
+# ratio qossim/ns-3 (connection i has the same path on both sides).
+goodputs() {
+    local label="$1" q="$2" n="$3"
+    if [ -z "$q" ] || [ -z "$n" ]; then
+        echo "goodput $label: n/a"
+        return
+    fi
+    awk -v l="$label" -v q="$(field "$q" goodputs_mbps)" -v n="$(field "$n" goodputs_mbps)" \
+        -v qs="$q" -v ns="$n" 'BEGIN {
+        split("mean min p10 median p90 max", keys, " ")
+        out = "goodput " l " (Mb/s, qossim/ns3):"
+        for (k = 1; k <= 6; k++) {
+            out = out " " keys[k] "=" get(qs, "goodput_" keys[k] "_mbps") "/" get(ns, "goodput_" keys[k] "_mbps")
+        }
+        out = out " jain=" get(qs, "goodput_jain") "/" get(ns, "goodput_jain")
+        c = split(q, a, ","); m = split(n, b, ",")
+        if (c != m || c == 0) { print out " per-connection: n/a"; exit }
+        for (i = 1; i <= c; i++) r[i] = (b[i] > 0) ? a[i] / b[i] : 1e9
+        # insertion sort of the ratios
+        for (i = 2; i <= c; i++) { x = r[i]; j = i - 1; while (j > 0 && r[j] > x) { r[j + 1] = r[j]; j-- } r[j + 1] = x }
+        p = rank(0.1, c); h = rank(0.5, c); t = rank(0.9, c)
+        printf "%s per-connection ratio: p10=%.2f median=%.2f p90=%.2f\n", out, r[p], r[h], r[t]
+    }
+    function get(line, key,   i, f, kv) {
+        f = split(line, parts, " ")
+        for (i = 1; i <= f; i++) { split(parts[i], kv, "="); if (kv[1] == key) return kv[2] }
+        return "?"
+    }
+    function rank(x, c,   k) { k = int(x * c); if (k < x * c) k++; if (k < 1) k = 1; return k }'
+}
+
+declare -A ns3_tcp_lines
+for pair in reno:newreno newreno-sack:newreno cubic-sack:cubic; do
+    qv="${pair%%:*}"
+    nv="${pair##*:}"
+    q_line=""
+    if [ "$qossim_tcp_ok" = 0 ]; then
+        echo "qossim-tcp-$qv: not available ($qossim_tcp_why)"
+    elif r="$(best_of "qossim-tcp-$qv" cargo run --release -q -p qossim-bench --bin tcp -- "${tcp_args[@]}" --variant "$qv")"; then
+        q_line="$r"
+        echo "qossim-tcp-$qv: $(short "$q_line")"
+    else
+        echo "qossim-tcp-$qv: not available ($r)"
+    fi
+    n_line="${ns3_tcp_lines[$nv]:-}"
+    if [ -z "$n_line" ]; then
+        if [ ! -x "$ns3_tcp_bin" ]; then
+            echo "ns3-tcp-$nv: not available (build failed: $(first_error "$tmp/ns3build.log"))"
+        elif r="$(best_of "ns3-tcp-$nv" "$ns3_tcp_bin" "${tcp_args[@]}" --variant "$nv")"; then
+            n_line="$r"
+            ns3_tcp_lines[$nv]="$n_line"
+            echo "ns3-tcp-$nv: $(short "$n_line")"
+        else
+            echo "ns3-tcp-$nv: not available ($r)"
+        fi
+    else
+        echo "ns3-tcp-$nv: (the run above)"
+    fi
+    case "$qv" in
+        reno) label="tcp-reno:qossim/ns3-newreno+sack(unlike)" ;;
+        *) label="tcp-$qv:qossim/ns3-$nv+sack" ;;
+    esac
+    ratio "$label" "$q_line" "$n_line" 1
+    goodputs "tcp-$qv" "$q_line" "$n_line"
+done

@@ -1,13 +1,18 @@
-//! The TCP benchmark: N TCP Reno bulk transfers (default 50) across a dumbbell whose
-//! 10 Mb/s bottleneck (5 ms) has a RED queue; host i's access links (100 Mb/s) give it a
+//! The TCP benchmark: N TCP bulk transfers (default 50) across a dumbbell whose 10 Mb/s
+//! bottleneck (5 ms) has a RED queue; host i's access links (100 Mb/s) give it a
 //! round-trip propagation time of 50 + 100·i/(N−1) ms. 1500-byte segments (1460 bytes of
-//! payload), a 64-segment window, an ACK for every segment, no SACK or timestamps;
-//! connections start uniformly within the first second.
+//! payload), a 64-segment window, an ACK for every segment, no timestamps; connections
+//! start uniformly within the first second. `--variant` picks the congestion control:
+//! `reno` (the default: Reno without SACK), `newreno-sack` (NewReno with SACK recovery)
+//! or `cubic-sack` (CUBIC with SACK recovery).
 //!
 //! Prints one line: `flows=N sim=Ts delivered_pkts=D wall=Ws pkts_per_wall_s=R
-//! goodput_mean_mbps=G goodput_min_mbps=A goodput_max_mbps=B` where D counts data
-//! segments delivered in order to the receivers and the goodputs are per connection over
-//! the whole run. The wall time covers building and running.
+//! goodput_mean_mbps=G goodput_min_mbps=A goodput_p10_mbps=.. goodput_median_mbps=..
+//! goodput_p90_mbps=.. goodput_max_mbps=B goodput_jain=J goodputs_mbps=g0,g1,...` where
+//! D counts data segments delivered in order to the receivers, the goodputs are per
+//! connection over the whole run (percentiles by the nearest-rank rule, J is Jain's
+//! fairness index (sum g)^2 / (N sum g^2)) and the list gives every connection's goodput
+//! in connection order. The wall time covers building and running.
 
 mod args;
 use args::arg;
@@ -16,8 +21,9 @@ use qossim::scenario;
 use std::fmt::Write;
 use std::path::Path;
 
-/// The scenario text for `n` connections and `sim` seconds.
-fn scenario_text(n: usize, sim: f64, seed: u64) -> String {
+/// The scenario text for `n` connections and `sim` seconds, each connection's entry
+/// ending with `variant` (TOML lines).
+fn scenario_text(n: usize, sim: f64, seed: u64, variant: &str) -> String {
     let mut t = String::new();
     writeln!(
         t,
@@ -51,18 +57,40 @@ fn scenario_text(n: usize, sim: f64, seed: u64) -> String {
         writeln!(
             t,
             "[[traffic]]\nname = \"c{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\nmodel = \"tcp\"\n\
-             packet_size = \"1500B\"\nwnd = 64\nstart_spread = \"1s\"\n"
+             packet_size = \"1500B\"\nwnd = 64\nstart_spread = \"1s\"\n{variant}\n"
         )
         .unwrap();
     }
     t
 }
 
+/// The TOML lines of a variant name.
+fn variant_lines(name: &str) -> &'static str {
+    match name {
+        "reno" => "",
+        "newreno-sack" => "congestion = \"newreno\"\nsack = true",
+        "cubic-sack" => "congestion = \"cubic\"\nsack = true",
+        o => panic!("--variant: unknown {o:?}; expected reno, newreno-sack or cubic-sack"),
+    }
+}
+
+/// The value at fraction `q` of sorted `xs` by the nearest-rank rule.
+fn percentile(xs: &[f64], q: f64) -> f64 {
+    let k = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    xs[k - 1]
+}
+
 fn main() {
     let n = arg("--flows", 50.0) as usize;
     let sim = arg("--sim", 100.0);
     let seed = arg("--seed", 1.0) as u64;
-    let text = scenario_text(n, sim, seed);
+    let args: Vec<String> = std::env::args().collect();
+    let variant = args
+        .iter()
+        .position(|a| a == "--variant")
+        .and_then(|i| args.get(i + 1))
+        .map_or("reno", |v| v.as_str());
+    let text = scenario_text(n, sim, seed, variant_lines(variant));
     let t0 = std::time::Instant::now();
     let sc = qossim::parse(&text, "tcp-bench.toml", Path::new("."), &[])
         .unwrap_or_else(|d| panic!("{d:#?}"));
@@ -75,13 +103,24 @@ fn main() {
     let delivered: f64 = (0..n)
         .map(|i| num(&format!("agent.tcp.c{i}.0.rx.delivered_bytes")) / 1460.0)
         .sum();
-    let mean = goodputs.iter().sum::<f64>() / n as f64;
-    let min = goodputs.iter().cloned().fold(f64::INFINITY, f64::min);
-    let max = goodputs.iter().cloned().fold(0.0, f64::max);
+    let sum: f64 = goodputs.iter().sum();
+    let mean = sum / n as f64;
+    let jain = sum * sum / (n as f64 * goodputs.iter().map(|g| g * g).sum::<f64>());
+    let mut sorted = goodputs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let list: Vec<String> = goodputs.iter().map(|g| format!("{g:.4}")).collect();
     println!(
         "flows={n} sim={sim}s delivered_pkts={} wall={wall:.3}s pkts_per_wall_s={} \
-         goodput_mean_mbps={mean:.4} goodput_min_mbps={min:.4} goodput_max_mbps={max:.4}",
+         goodput_mean_mbps={mean:.4} goodput_min_mbps={:.4} goodput_p10_mbps={:.4} \
+         goodput_median_mbps={:.4} goodput_p90_mbps={:.4} goodput_max_mbps={:.4} \
+         goodput_jain={jain:.4} goodputs_mbps={}",
         delivered.round() as u64,
-        (delivered / wall).round() as u64
+        (delivered / wall).round() as u64,
+        sorted[0],
+        percentile(&sorted, 0.1),
+        percentile(&sorted, 0.5),
+        percentile(&sorted, 0.9),
+        sorted[n - 1],
+        list.join(",")
     );
 }

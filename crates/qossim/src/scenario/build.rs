@@ -192,6 +192,7 @@ fn build_world(
                     let rcfg = TcpReceiverConfig {
                         delayed_ack: tcp.delayed_ack.then_some(DELAYED_ACK),
                         dctcp: matches!(tcp.congestion, crate::transport::Congestion::Dctcp(_)),
+                        sack: tcp.sack,
                         ..TcpReceiverConfig::default()
                     };
                     let rx = w.add_agent(&format!("{name}.rx"), Box::new(TcpReceiver::new(rcfg)));
@@ -208,6 +209,7 @@ fn build_world(
                         start_delay: start,
                         congestion: tcp.congestion,
                         ecn: tcp.ecn,
+                        sack: tcp.sack,
                         ..TcpConfig::default()
                     };
                     let traced = sc

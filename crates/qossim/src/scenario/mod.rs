@@ -102,6 +102,8 @@ pub struct TcpSpec {
     pub congestion: crate::transport::Congestion,
     /// ECN-capable connections (RFC 3168).
     pub ecn: bool,
+    /// SACK-based loss recovery (RFC 2018 blocks, RFC 6675 recovery); NewReno or CUBIC.
+    pub sack: bool,
 }
 
 impl Default for TcpSpec {
@@ -118,6 +120,7 @@ impl Default for TcpSpec {
             start_spread: 0,
             congestion: crate::transport::Congestion::Reno,
             ecn: false,
+            sack: false,
         }
     }
 }

@@ -21,7 +21,8 @@ fn congestion(name: &str, g: f64) -> Congestion {
     }
 }
 
-/// DCTCP needs ECN; its gain means nothing to the other congestion controls.
+/// DCTCP needs ECN; its gain means nothing to the other congestion controls; SACK
+/// recovery goes with NewReno's window rules, not Reno's.
 fn tcp_rules(v: &Values) -> Vec<Problem> {
     let mut out = Vec::new();
     let dctcp = v.text("congestion") == "dctcp";
@@ -30,6 +31,14 @@ fn tcp_rules(v: &Values) -> Vec<Problem> {
     }
     if !dctcp && v.number("dctcp_g") != DctcpParams::default().g {
         out.push(("dctcp_g", "only with congestion = \"dctcp\"".to_string()));
+    }
+    if v.bool("sack") && v.text("congestion") == "reno" {
+        out.push((
+            "sack",
+            "SACK recovery (RFC 6675) replaces Reno's fast recovery, so Reno with SACK would \
+             be NewReno with SACK; set congestion = \"newreno\" or \"cubic\""
+                .to_string(),
+        ));
     }
     out
 }
@@ -106,6 +115,12 @@ pub static TCP: ModelKind = ModelKind {
             "ECN-capable connections (RFC 3168)",
         ),
         dctcp::G,
+        Param::new(
+            "sack",
+            Type::Bool,
+            Absent::Is("false"),
+            "SACK loss recovery (RFC 2018 blocks, RFC 6675 scoreboard); not with reno",
+        ),
     ],
     rules: tcp_rules,
     make: |v, _| Ok(TrafficModel::Tcp(spec(v))),
@@ -123,6 +138,7 @@ fn spec(v: &Values) -> TcpSpec {
         start_spread: v.time("start_spread"),
         congestion: congestion(v.text("congestion"), v.number("dctcp_g")),
         ecn: v.bool("ecn"),
+        sack: v.bool("sack"),
     }
 }
 

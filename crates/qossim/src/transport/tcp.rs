@@ -44,6 +44,24 @@
 //!   would (ssthresh as at a fast retransmit, `cwnd = ssthresh`, no retransmission, no
 //!   growth on that ACK) and the next new segment carries CWR. The receiver sets ECE on
 //!   every ACK from a CE-marked segment on until a segment with CWR arrives.
+//! - SACK ([`TcpConfig::sack`], RFC 2018 and RFC 6675, see [`super::sack`]): the
+//!   receiver reports up to three SACK blocks and the sender keeps a scoreboard. An ACK
+//!   that SACKs a segment not SACKed before is a duplicate ACK, even if it also
+//!   acknowledges new data; recovery starts at the `dupack_threshold`-th duplicate ACK or
+//!   as soon as the first unacknowledged segment is lost by `IsLost` (that many segments
+//!   above it SACKed), under the same guard. Then `ssthresh = cwnd` = the reduced window
+//!   (half the flight, CUBIC's β x flight), the first unacknowledged segment is resent
+//!   (unless an earlier recovery resent it), and on every ACK while `cwnd - pipe >= 1`
+//!   the sender sends what `NextSeg` gives: the next lost hole, else new data, else the
+//!   next un-SACKed hole. A partial ACK whose triggering segment (the ACK echoes its
+//!   transmission time) left after recovery began, i.e. a retransmission of this
+//!   recovery, also resends the first unacknowledged segment at once if it has not been
+//!   resent (NewReno's inference, see [`super::sack`]). No window inflation, no growth
+//!   in recovery, the retransmission timer restarted by every ACK of new data (RFC
+//!   6298), Karn's rule for every retransmission; the ACK that covers `recover` ends
+//!   recovery (`cwnd = ssthresh`). Reno and NewReno recover alike with SACK. A timeout
+//!   clears the scoreboard; later ACKs fill it again and the go-back-N resend skips the
+//!   segments SACKed by then. No limited transmit, no D-SACK.
 //! - Retransmission timeout: `ssthresh = max(floor(flight/2), 2)`, `cwnd = 1`, go-back-N
 //!   from the first unacknowledged segment, exponential backoff (the RTO doubles on each
 //!   successive timeout, up to `max_rto`).
@@ -72,6 +90,7 @@
 
 use super::cubic::{Cubic, CubicParams};
 use super::dctcp::{Dctcp, DctcpParams};
+use super::sack::{SackOption, SackReceiver, Scoreboard};
 use crate::net::{marks, AgentId, FlowId, Packet, PacketKind, NONE};
 use crate::time::{to_secs, Time, NEVER, PS_PER_MS, PS_PER_S};
 use crate::traffic::PacketTemplate;
@@ -148,6 +167,9 @@ pub struct TcpConfig {
     pub congestion: Congestion,
     /// ECN-capable (RFC 3168): ECT on new data, a window reduction per ECE-marked window.
     pub ecn: bool,
+    /// SACK-based loss recovery (RFC 6675; the receiver must report SACK blocks, see
+    /// [`TcpReceiverConfig::sack`]).
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -171,6 +193,7 @@ impl Default for TcpConfig {
             start_delay: 0,
             congestion: Congestion::Reno,
             ecn: false,
+            sack: false,
         }
     }
 }
@@ -250,6 +273,10 @@ pub struct TcpRenoSender {
     cwr_pending: bool,
     /// DCTCP's estimate and windows.
     dctcp: Option<Dctcp>,
+    /// SACK: the scoreboard (`None` without SACK).
+    sack: Option<Scoreboard>,
+    /// SACK: when the current (or last) recovery began.
+    recovery_start: Time,
 }
 
 impl TcpRenoSender {
@@ -295,6 +322,8 @@ impl TcpRenoSender {
                 Congestion::Dctcp(p) => Some(Dctcp::new(p)),
                 _ => None,
             },
+            sack: cfg.sack.then(Scoreboard::new),
+            recovery_start: 0,
         }
     }
 
@@ -473,6 +502,9 @@ impl TcpRenoSender {
         while self.snd_nxt < self.snd_una + win {
             let s = self.snd_nxt;
             self.snd_nxt += 1;
+            if self.sack.as_ref().is_some_and(|b| b.is_sacked(s)) {
+                continue;
+            }
             self.send_segment(s, ctx);
         }
     }
@@ -669,8 +701,130 @@ impl TcpRenoSender {
             self.srtt8 = 0;
         }
         self.snd_nxt = self.snd_una;
+        if let Some(sb) = self.sack.as_mut() {
+            sb.clear();
+        }
         self.restart_timer(ctx);
         self.send_much(ctx);
+        self.trace_window(ctx);
+    }
+}
+
+/// SACK-based loss recovery (RFC 6675), see the module documentation.
+impl TcpRenoSender {
+    /// An ACK on a SACK connection.
+    fn on_sack_ack(&mut self, pkt: &Packet, ctx: &mut Ctx) {
+        let (ack, ece) = (pkt.ack, pkt.has(marks::TCP_ECE));
+        let opt: Option<SackOption> = pkt.header();
+        self.stats.acks += 1;
+        let k = self.cfg.dupack_threshold;
+        let ack = ack.min(self.snd_max);
+        let una = ack.max(self.snd_una);
+        let blocks = opt.as_ref().into_iter().flat_map(|o| o.blocks(ack));
+        let sb = self.sack.as_mut().expect("a SACK connection");
+        let fresh = sb.update(una, self.snd_max, blocks);
+        if ece && self.cfg.ecn && !self.in_recovery && ack > self.snd_una.max(self.ecn_recover) {
+            return self.ecn_reduce(ack, ctx);
+        }
+        let advanced = ack > self.snd_una;
+        if advanced {
+            self.sample_if_covered(ack, ctx);
+        }
+        if self.in_recovery {
+            if ack >= self.recover {
+                self.in_recovery = false;
+                self.cwnd = self.ssthresh;
+                return self.advance(ack, ctx);
+            }
+            if advanced {
+                self.snd_una = ack;
+                self.restart_timer(ctx);
+                // The segment that filled the hole left after this recovery began: a
+                // retransmission sent after the new first unacknowledged segment.
+                if pkt.echo >= self.recovery_start {
+                    if let Some(head) = self.sack.as_mut().and_then(|b| b.partial_ack()) {
+                        self.resend(head, ctx);
+                    }
+                }
+            }
+            return self.sack_send(ctx);
+        }
+        if advanced {
+            self.dupacks = 0;
+        }
+        if fresh > 0 {
+            self.dupacks += 1;
+            let lost = self.sack.as_ref().is_some_and(|b| b.is_lost(una, k));
+            let guard_ok = !self.cfg.fast_retransmit_guard || una >= self.recover;
+            if (self.dupacks >= k || lost) && una < self.snd_max && guard_ok {
+                self.snd_una = una;
+                self.snd_nxt = self.snd_nxt.max(una);
+                return self.sack_recovery(ctx);
+            }
+        }
+        if advanced {
+            self.grow(ctx.now());
+            self.advance(ack, ctx);
+        }
+    }
+
+    /// Window growth on an ACK of new data outside recovery (as [`Self::on_ack`]).
+    fn grow(&mut self, now: Time) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0;
+        } else if let Some(c) = self.cubic.as_mut() {
+            self.cwnd = c.on_ack(now, self.cwnd, self.srtt_exact);
+        } else {
+            self.cwnd += 1.0 / self.cwnd;
+        }
+    }
+
+    /// Enters loss recovery (RFC 6675, section 5, step 4).
+    fn sack_recovery(&mut self, ctx: &mut Ctx) {
+        self.stats.fast_retransmits += 1;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
+        self.ssthresh = self.reduced();
+        self.cwnd = self.ssthresh;
+        self.in_recovery = true;
+        self.recovery_start = ctx.now();
+        self.timed = None;
+        if let Some(head) = self.sack.as_mut().and_then(|b| b.start_recovery()) {
+            self.resend(head, ctx);
+        }
+        self.restart_timer(ctx);
+        self.sack_send(ctx);
+    }
+
+    /// Retransmits segment `seq`; if it is the segment being timed, the timing is
+    /// cancelled (Karn: its ACK would not tell which transmission it answers).
+    fn resend(&mut self, seq: u64, ctx: &mut Ctx) {
+        if self.timed.is_some_and(|(t, _)| t == seq) {
+            self.timed = None;
+        }
+        self.send_segment(seq, ctx);
+    }
+
+    /// Sends what `NextSeg` gives while `cwnd - pipe >= 1` (step C).
+    fn sack_send(&mut self, ctx: &mut Ctx) {
+        let k = self.cfg.dupack_threshold;
+        let limit = self.snd_una + self.cfg.wnd as u64;
+        let mut pipe = self.sack.as_ref().map_or(0, |b| b.pipe(self.snd_max, k));
+        while self.cwnd - pipe as f64 >= 1.0 {
+            let Some(sb) = self.sack.as_mut() else { break };
+            let Some(s) = sb.next_seg(self.snd_max, self.snd_max < limit, k) else {
+                break;
+            };
+            if s < self.snd_max {
+                sb.retransmitted(s);
+                self.resend(s, ctx);
+            } else {
+                self.send_segment(s, ctx);
+            }
+            self.snd_nxt = self.snd_nxt.max(s + 1);
+            pipe += 1;
+        }
         self.trace_window(ctx);
     }
 }
@@ -710,6 +864,9 @@ impl Agent for TcpRenoSender {
 
     fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
         if pkt.kind == PacketKind::Ack && self.started {
+            if self.sack.is_some() {
+                return self.on_sack_ack(&pkt, ctx);
+            }
             self.on_ack(pkt.ack, pkt.has(marks::TCP_ECE), ctx);
         }
     }
@@ -765,6 +922,9 @@ pub struct TcpReceiverConfig {
     /// Echo each segment's CE state exactly (DCTCP, RFC 8257) instead of latching ECE
     /// until CWR (RFC 3168).
     pub dctcp: bool,
+    /// Report SACK blocks (RFC 2018) on every ACK sent while segments are held above the
+    /// cumulative ACK.
+    pub sack: bool,
 }
 
 impl Default for TcpReceiverConfig {
@@ -776,6 +936,7 @@ impl Default for TcpReceiverConfig {
             delayed_ack: None,
             measure_from: 0,
             dctcp: false,
+            sack: false,
         }
     }
 }
@@ -804,6 +965,8 @@ pub struct TcpReceiver {
     dack_gen: u32,
     /// ECN: echo ECE on every ACK until a segment with CWR arrives.
     ece: bool,
+    /// SACK: the blocks held and last reported (`None` without SACK).
+    sack: Option<SackReceiver>,
 }
 
 impl TcpReceiver {
@@ -821,6 +984,7 @@ impl TcpReceiver {
             pending: None,
             dack_gen: 0,
             ece: false,
+            sack: cfg.sack.then(SackReceiver::new),
         }
     }
 
@@ -859,7 +1023,7 @@ impl TcpReceiver {
 
     fn send_ack(&mut self, data: &Packet, ctx: &mut Ctx) {
         let now = ctx.now();
-        let ack = Packet {
+        let mut ack = Packet {
             size: self.cfg.ack_size,
             flow: data.flow,
             src: data.dst,
@@ -878,6 +1042,13 @@ impl TcpReceiver {
             hdr: [0; 2],
             tie: 0,
         };
+        if let Some(opt) = self
+            .sack
+            .as_mut()
+            .and_then(|r| r.option(self.rcv_nxt, data.seq))
+        {
+            ack.set_header(opt);
+        }
         self.acks_sent += 1;
         self.pending = None;
         ctx.send(ack);
@@ -941,6 +1112,12 @@ impl Agent for TcpReceiver {
                 while self.got.front() == Some(&true) {
                     self.got.pop_front();
                     self.rcv_nxt += 1;
+                }
+                if let Some(r) = self.sack.as_mut() {
+                    if idx > 0 {
+                        r.received(pkt.seq);
+                    }
+                    r.advance(self.rcv_nxt);
                 }
                 let advanced = self.rcv_nxt - before;
                 if advanced > 1 {

@@ -1,0 +1,465 @@
+//! SACK-based loss recovery (RFC 2018 blocks, RFC 6675 recovery) against NewReno, first
+//! principles and the Mathis model.
+//!
+//! Topology (as in `tests/tcp.rs`): sender host h0 -- router r -- receiver host h1, one
+//! link each way per hop. Test-only port hooks drop chosen data segments or log them; a
+//! tap at h0 logs the ACKs the sender receives.
+
+mod common;
+
+use qossim::metrics::t_interval;
+use qossim::net::{LinkId, NodeId, PacketKind, PortHook, PortInfo};
+use qossim::queue::{DropTail, Limit};
+use qossim::time::{to_secs, tx_time, Time, PS_PER_MS, PS_PER_S};
+use qossim::traffic::PacketTemplate;
+use qossim::transport::{
+    Congestion, CubicParams, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender, TcpStats,
+};
+use qossim::{Agent, AgentHandle, Ctx, Packet, Rng, World};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+type Log = Rc<RefCell<Vec<(Time, u64)>>>;
+
+/// Logs (time, seq) of every data segment offered to the port.
+struct SendLog(Log);
+impl PortHook for SendLog {
+    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
+        if pkt.kind == PacketKind::Data {
+            self.0.borrow_mut().push((now, pkt.seq));
+        }
+        true
+    }
+}
+
+/// Logs (time, ack) of every ACK arriving at a node.
+struct AckTap(Log);
+impl Agent for AckTap {
+    fn on_tap(&mut self, _node: NodeId, pkt: &Packet, ctx: &mut Ctx) {
+        if pkt.kind == PacketKind::Ack {
+            self.0.borrow_mut().push((ctx.now(), pkt.ack));
+        }
+    }
+}
+
+/// Drops the first transmission of each of `seqs`.
+struct DropEach {
+    seqs: Vec<u64>,
+    done: Vec<bool>,
+}
+impl PortHook for DropEach {
+    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
+        if pkt.kind == PacketKind::Data {
+            if let Some(i) = self.seqs.iter().position(|&s| s == pkt.seq) {
+                if !self.done[i] {
+                    self.done[i] = true;
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Drops each data segment independently with probability `p`.
+struct Lossy {
+    p: f64,
+    rng: Rng,
+}
+impl PortHook for Lossy {
+    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
+        pkt.kind != PacketKind::Data || !self.rng.bernoulli(self.p)
+    }
+}
+
+struct Path {
+    access_bps: u64,
+    access_delay: Time,
+    bottleneck_bps: u64,
+    bottleneck_delay: Time,
+    buffer: usize,
+}
+
+impl Path {
+    /// Round-trip time of a segment of `size` bytes and its `ack`-byte ACK through empty
+    /// queues.
+    fn base_rtt(&self, size: u32, ack: u32) -> Time {
+        2 * (self.access_delay + self.bottleneck_delay)
+            + tx_time(size, self.access_bps)
+            + tx_time(size, self.bottleneck_bps)
+            + tx_time(ack, self.access_bps)
+            + tx_time(ack, self.bottleneck_bps)
+    }
+}
+
+/// 100 Mb/s access links, a 10 Mb/s bottleneck; base RTT about 41 ms, no overflow.
+fn lan_path() -> Path {
+    Path {
+        access_bps: 100_000_000,
+        access_delay: PS_PER_MS,
+        bottleneck_bps: 10_000_000,
+        bottleneck_delay: 19 * PS_PER_MS,
+        buffer: 1000,
+    }
+}
+
+/// 100 Mb/s everywhere, an RTT of about 100 ms (the random-loss path of `tests/tcp.rs`).
+fn random_loss_path() -> Path {
+    Path {
+        access_bps: 100_000_000,
+        access_delay: PS_PER_MS,
+        bottleneck_bps: 100_000_000,
+        bottleneck_delay: 49 * PS_PER_MS,
+        buffer: 10_000,
+    }
+}
+
+struct Setup {
+    w: World,
+    sender: AgentHandle<TcpRenoSender>,
+    receiver: AgentHandle<TcpReceiver>,
+    bottleneck: LinkId,
+    sends: Log,
+    acks: Log,
+}
+
+/// The connection over `path` with congestion control `congestion`, SACK on or off at
+/// both ends.
+fn setup(seed: u64, path: &Path, congestion: Congestion, sack: bool) -> Setup {
+    let mut w = World::new(seed);
+    let h0 = w.net.add_node("h0");
+    let r = w.net.add_node("r");
+    let h1 = w.net.add_node("h1");
+    let big = || Box::new(DropTail::new(Limit::Packets(100_000)));
+    let access = w
+        .net
+        .add_link("h0-r", h0, r, path.access_bps, path.access_delay, big());
+    let bottleneck = w.net.add_link(
+        "r-h1",
+        r,
+        h1,
+        path.bottleneck_bps,
+        path.bottleneck_delay,
+        Box::new(DropTail::new(Limit::Packets(path.buffer))),
+    );
+    w.net.add_link(
+        "h1-r",
+        h1,
+        r,
+        path.bottleneck_bps,
+        path.bottleneck_delay,
+        big(),
+    );
+    w.net
+        .add_link("r-h0", r, h0, path.access_bps, path.access_delay, big());
+    let g = w.flows.add_group("tcp");
+    let rcfg = TcpReceiverConfig {
+        sack,
+        ..TcpReceiverConfig::default()
+    };
+    let receiver = w.add_agent("rx", Box::new(TcpReceiver::new(rcfg)));
+    let cfg = TcpConfig {
+        group: g,
+        congestion,
+        sack,
+        ..TcpConfig::default()
+    };
+    let sender = w.add_agent(
+        "tx",
+        Box::new(TcpRenoSender::new(
+            cfg,
+            PacketTemplate::new(h0, h1, receiver.id()),
+        )),
+    );
+    let sends: Log = Rc::default();
+    let acks: Log = Rc::default();
+    w.net.add_hook(access, Box::new(SendLog(sends.clone())));
+    let tap = w.add_agent("ack-tap", Box::new(AckTap(acks.clone())));
+    w.tap(h0, tap.id());
+    Setup {
+        w,
+        sender,
+        receiver,
+        bottleneck,
+        sends,
+        acks,
+    }
+}
+
+fn sender(s: &mut Setup) -> &mut TcpRenoSender {
+    s.w.agents.get_mut(s.sender).unwrap()
+}
+
+fn delivered(s: &mut Setup) -> u64 {
+    s.w.agents.get_mut(s.receiver).unwrap().delivered_segments()
+}
+
+/// What a run with scripted drops shows.
+struct Scripted {
+    stats: TcpStats,
+    sends: Vec<(Time, u64)>,
+    acks: Vec<(Time, u64)>,
+}
+
+impl Scripted {
+    /// When the n-th (from 0) transmission of `seq` left the sender.
+    fn sent(&self, seq: u64, n: usize) -> Option<Time> {
+        self.sends.iter().filter(|x| x.1 == seq).nth(n).map(|x| x.0)
+    }
+
+    /// When the sender first learnt that every segment up to `seq` had arrived.
+    fn acked(&self, seq: u64) -> Option<Time> {
+        self.acks.iter().find(|a| a.1 > seq).map(|a| a.0)
+    }
+}
+
+/// Runs a connection over the LAN path for 5 s, the first transmission of each of
+/// `drops` dropped at the bottleneck.
+fn scripted(congestion: Congestion, sack: bool, drops: &[u64]) -> Scripted {
+    let mut s = setup(4, &lan_path(), congestion, sack);
+    let b = s.bottleneck;
+    s.w.net.add_hook(
+        b,
+        Box::new(DropEach {
+            seqs: drops.to_vec(),
+            done: vec![false; drops.len()],
+        }),
+    );
+    s.w.run_until(5 * PS_PER_S);
+    let stats = sender(&mut s).stats();
+    let sends = s.sends.borrow().clone();
+    let acks = s.acks.borrow().clone();
+    Scripted { stats, sends, acks }
+}
+
+/// Several losses of one window (slow start has the window near 40 segments when
+/// segment 30 is dropped) are recovered in about one round trip: one fast retransmit, no
+/// timeout, each hole sent exactly once, and every hole resent within one round trip of
+/// the fast retransmit - without waiting for an ACK that asks for it.
+///
+/// The bound. The duplicate ACKs that make each hole lost (three segments above it
+/// SACKed) and that drain `pipe` below `cwnd` are the ACKs of segments sent before the
+/// fast retransmit at `t_fr`; each of those segments was sent before `t_fr`, so its ACK
+/// arrives before `t_fr + RTT_max`, with `RTT_max` the base RTT plus the bottleneck's
+/// transmission time of every segment then outstanding (`F`, from segment 30 to the
+/// highest sent: the most that can be queued ahead of any of them). Half the window
+/// (F / 2 ACKs) drains the pipe to `cwnd = F / 2`, which leaves about F / 2 − 5 send
+/// opportunities for the holes, F being near 40. So the last hole leaves by
+/// `t_fr + RTT_max`, and its ACK - the end of the recovery - arrives within a second
+/// round trip, by `t_fr + 2 RTT_max`. NewReno on the same script resends one hole per
+/// round trip, the hole after a partial ACK asks for it: its recovery ends later.
+#[test]
+fn sack_recovers_several_losses_of_one_window_in_one_round_trip() {
+    let path = lan_path();
+    let tx = tx_time(1000, path.bottleneck_bps);
+    let base = path.base_rtt(1000, 40);
+    for drops in [vec![30, 33, 36], vec![30, 31, 34, 37, 40, 41]] {
+        for congestion in [
+            Congestion::NewReno,
+            Congestion::Cubic(CubicParams::default()),
+        ] {
+            let r = scripted(congestion, true, &drops);
+            let st = r.stats;
+            assert_eq!(
+                (st.fast_retransmits, st.timeouts, st.retransmits),
+                (1, 0, drops.len() as u64),
+                "{congestion:?} {drops:?}: {st:?}"
+            );
+            let t_fr = r.sent(30, 1).unwrap();
+            let outstanding = r
+                .sends
+                .iter()
+                .filter(|x| x.0 <= t_fr)
+                .map(|x| x.1)
+                .max()
+                .unwrap()
+                - 30
+                + 1;
+            let rtt_max = base + outstanding * tx;
+            for &hole in &drops {
+                let t = r.sent(hole, 1).unwrap();
+                eprintln!(
+                    "{} {drops:?}: hole {hole} resent {:.2} ms after the fast retransmit \
+                     (bound {:.2} ms, {outstanding} outstanding)",
+                    congestion.name(),
+                    to_secs(t - t_fr) * 1e3,
+                    to_secs(rtt_max) * 1e3
+                );
+                assert!(t >= t_fr && t <= t_fr + rtt_max, "hole {hole}");
+                assert!(r.sent(hole, 2).is_none(), "hole {hole} sent once");
+            }
+            let last = *drops.iter().max().unwrap();
+            let done = r.acked(last).unwrap();
+            assert!(done <= t_fr + 2 * rtt_max, "recovered at {done}");
+            let nr = scripted(congestion, false, &drops);
+            let nr_done = nr.acked(last).unwrap();
+            eprintln!(
+                "{} {drops:?}: recovered {:.1} ms after the fast retransmit with SACK, \
+                 {:.1} ms without",
+                congestion.name(),
+                to_secs(done - t_fr) * 1e3,
+                to_secs(nr_done - t_fr) * 1e3
+            );
+            assert!(
+                nr_done > done + base,
+                "one round trip per further hole without SACK"
+            );
+        }
+    }
+}
+
+/// On the same drop script, SACK never finishes recovering later than NewReno (nor
+/// with more timeouts), and resends each dropped segment exactly once: SACK resends every
+/// hole NewReno would, no later (NewReno resends a hole when an ACK asks for it, SACK as
+/// soon as three segments above it have arrived and the pipe allows, or when a partial
+/// ACK asks for it). Scripts: one loss, losses in a row, spread losses, and twenty
+/// random scripts of 1 to 8 losses among segments 20-79 (one or two windows of slow
+/// start), drawn from a fixed seed. "Recovered" is the arrival of the first ACK that
+/// covers every dropped segment.
+#[test]
+fn sack_never_recovers_later_than_newreno() {
+    let mut scripts: Vec<Vec<u64>> = vec![
+        vec![30],
+        vec![30, 31],
+        vec![30, 31, 32, 33, 34],
+        vec![25, 29, 33, 37, 41, 45],
+        vec![40, 70],
+    ];
+    let mut rng = Rng::from_seed(7);
+    for _ in 0..20 {
+        let n = 1 + rng.below(8) as usize;
+        let mut d: Vec<u64> = (0..n).map(|_| 20 + rng.below(60)).collect();
+        d.sort_unstable();
+        d.dedup();
+        scripts.push(d);
+    }
+    for drops in &scripts {
+        let last = *drops.iter().max().unwrap();
+        for (with, without) in [
+            (Congestion::NewReno, Congestion::NewReno),
+            (
+                Congestion::Cubic(CubicParams::default()),
+                Congestion::Cubic(CubicParams::default()),
+            ),
+        ] {
+            let s = scripted(with, true, drops);
+            let n = scripted(without, false, drops);
+            let (ts, tn) = (s.acked(last).unwrap(), n.acked(last).unwrap());
+            eprintln!(
+                "{} {drops:?}: recovered at {:.1} ms with SACK ({} timeouts, {} resent), \
+                 {:.1} ms without ({} timeouts, {} resent)",
+                with.name(),
+                to_secs(ts) * 1e3,
+                s.stats.timeouts,
+                s.stats.retransmits,
+                to_secs(tn) * 1e3,
+                n.stats.timeouts,
+                n.stats.retransmits
+            );
+            assert!(ts <= tn, "{drops:?}: SACK {ts} after NewReno {tn}");
+            assert!(s.stats.timeouts <= n.stats.timeouts, "{drops:?}");
+            assert_eq!(
+                s.stats.retransmits,
+                drops.len() as u64,
+                "{drops:?}: each hole once"
+            );
+        }
+    }
+}
+
+/// NewReno with SACK under independent random loss (p = 0.01, eight seeds, [20 s, 220 s])
+/// stays in Mathis's band `[0.7 B, 1.07 B]`, the band and its derivation being those of
+/// `random_loss_throughput_matches_mathis` in `tests/tcp.rs`: SACK removes the timeouts
+/// after several losses of one window and the round trip per further hole, which the
+/// band's upper bound (ideal congestion avoidance) already leaves out, and keeps the
+/// halving per loss event and the additive increase that make the law. The test passes
+/// if the 95% confidence interval of the mean meets the band.
+#[test]
+fn sack_random_loss_throughput_matches_mathis() {
+    let p = 0.01;
+    let path = random_loss_path();
+    let rtt = to_secs(path.base_rtt(1000, 40));
+    let mathis = (1.5f64 / p).sqrt() / rtt;
+    let (warm, end) = (20 * PS_PER_S, 220 * PS_PER_S);
+    let mut timeouts = 0;
+    let rates: Vec<f64> = (0..8)
+        .map(|seed| {
+            let mut s = setup(seed, &path, Congestion::NewReno, true);
+            let rng = s.w.rng("loss");
+            s.w.net.add_hook(s.bottleneck, Box::new(Lossy { p, rng }));
+            s.w.run_until(warm);
+            let a = delivered(&mut s);
+            s.w.run_until(end);
+            timeouts += sender(&mut s).stats().timeouts;
+            (delivered(&mut s) - a) as f64 / to_secs(end - warm)
+        })
+        .collect();
+    let e = t_interval(&rates);
+    eprintln!(
+        "newreno+sack p = {p}: {:.1} +- {:.1} segments/s, Mathis {mathis:.1}, ratio {:.3}, \
+         {timeouts} timeouts",
+        e.mean,
+        e.half_width,
+        e.mean / mathis
+    );
+    assert!(
+        e.mean + e.half_width >= 0.7 * mathis
+            && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
+        "{} +- {} vs Mathis {mathis}",
+        e.mean,
+        e.half_width
+    );
+}
+
+/// A scenario turns SACK on per traffic entry (both ends), runs it, and refuses it with
+/// Reno, whose fast recovery SACK recovery replaces.
+#[test]
+fn scenario_sack_key() {
+    let text = common::tcp_bottleneck(
+        "queue = { kind = \"droptail\", limit = \"20p\" }",
+        4,
+        "20s",
+        "5s",
+        "congestion = \"newreno\"\nsack = true",
+    );
+    let run = |text: &str| {
+        let sc = common::parse(text).unwrap_or_else(|d| panic!("{d:#?}"));
+        let out = qossim::scenario::run(&sc, Some(1), &mut |_| true).unwrap();
+        let sum = |key: &str| -> f64 {
+            (0..4)
+                .map(|k| common::num(&out, &format!("agent.tcp.ftp.{k}.{key}")))
+                .sum()
+        };
+        (sum("retransmits"), sum("rx.goodput_bps"))
+    };
+    let (rtx, good) = run(&text);
+    let plain = common::tcp_bottleneck(
+        "queue = { kind = \"droptail\", limit = \"20p\" }",
+        4,
+        "20s",
+        "5s",
+        "congestion = \"newreno\"",
+    );
+    let (rtx0, good0) = run(&plain);
+    eprintln!(
+        "4 NewReno connections: with SACK {rtx} retransmits, {good:.0} b/s; without \
+         {rtx0} retransmits, {good0:.0} b/s"
+    );
+    assert!(rtx > 0.0, "the 20-packet buffer overflows");
+    assert!(
+        (rtx, good) != (rtx0, good0),
+        "the key reaches the connections"
+    );
+    // Every payload byte delivered crossed the 10 Mb/s bottleneck in a 1500-B segment.
+    assert!(good <= 10e6 * 1460.0 / 1500.0, "{good}");
+    let reno = common::tcp_bottleneck(
+        "queue = { kind = \"droptail\", limit = \"20p\" }",
+        4,
+        "20s",
+        "5s",
+        "sack = true",
+    );
+    let d = common::parse(&reno).expect_err("reno + sack is refused");
+    let msg = format!("{d:?}");
+    assert!(msg.contains("sack") && msg.contains("newreno"), "{msg}");
+}

@@ -66,6 +66,7 @@ __all__ = [
     "Job",
     "execute_job",
     "gather",
+    "records",
     "reuse_workers",
     "run_campaign",
     "run_jobs",
@@ -1199,6 +1200,29 @@ def _row(run_dir: Path, params: Sequence[str] | None = None) -> dict[str, Any]:
         row[key] = value
     row["run_key"] = manifest.get("run_key", run_dir.name)
     return row
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Return the rows of a table as dicts, as ``df.to_dict("records")`` does, faster.
+
+    The same keys and the same Python values (numpy numbers made ``int``, ``float``,
+    ``bool``; a missing number stays NaN). pandas reads a table of more than 254
+    columns, such as a gathered campaign with per-flow metrics, one column and row at
+    a time for ``to_dict``: 1.7 s for 78 runs of 6 000 metrics, against a few
+    hundredths of a second here.
+    """
+    import numpy as np
+
+    columns = list(df.columns)
+    rows = df.astype(object).to_numpy().tolist()
+    boxed = [i for i, dtype in enumerate(df.dtypes) if dtype == object]
+    if boxed:
+        for row in rows:
+            for i in boxed:
+                value = row[i]
+                if isinstance(value, np.generic):
+                    row[i] = value.item()
+    return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
 def gather_jobs(jobs: Sequence[Job], params: Sequence[str] | None = None) -> pd.DataFrame:

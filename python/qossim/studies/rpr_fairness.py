@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from qossim import plots
+from qossim.campaign import records
 from qossim.studies import StudyOutput, Table, run_points
 
 TITLE = "RPR ring fairness with TCP and UDP"
@@ -215,7 +216,7 @@ def run_all(
         for r in rates
     ]
     df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-fairness")
-    return Runs(rows=df.to_dict("records"), out_dir=out_dir)
+    return Runs(rows=records(df), out_dir=out_dir)
 
 
 def unbalanced_scenario(mode: str, design: str, delay: str, plan: Plan) -> dict[str, Any]:
@@ -240,7 +241,7 @@ def run_loop_delay(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, 
         }
         points.append((point, sc))
     df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-loop-delay")
-    return df.to_dict("records")
+    return records(df)
 
 
 def idle_stretches(values: Sequence[float], threshold: float, at_least: int) -> int:
@@ -302,7 +303,7 @@ def run_unbalanced(plan: Plan, out_dir: Path, progress: bool) -> list[dict[str, 
         for delay in UNBALANCED_DELAYS
     ]
     df = run_points(points, plan.seeds, out_dir, progress=progress, name="rpr-unbalanced")
-    return df.to_dict("records")
+    return records(df)
 
 
 # ============================================================================

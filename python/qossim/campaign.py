@@ -1215,7 +1215,7 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
     columns = list(df.columns)
     rows = df.astype(object).to_numpy().tolist()
-    boxed = [i for i, dtype in enumerate(df.dtypes) if dtype == object]
+    boxed = [i for i, dtype in enumerate(df.dtypes) if dtype.kind == "O"]
     if boxed:
         for row in rows:
             for i in boxed:

@@ -24,6 +24,7 @@ reproduction: about 10 minutes of CPU).
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import resource
@@ -69,7 +70,7 @@ def phases(scenario: str) -> None:
         text=True,
         check=True,
     )
-    out = eval(done.stdout.strip().splitlines()[-1])  # a dict literal printed by PHASES
+    out = ast.literal_eval(done.stdout.strip().splitlines()[-1])  # the dict PHASES printed
     events = out.pop("events")
     print(f"\n{scenario}: {events:,} events\n")
     print("| phase | CPU s |")

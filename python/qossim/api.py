@@ -16,7 +16,6 @@ from qossim.errors import QossimError, ScenarioError
 from qossim.params import OverridesLike, normalize_overrides, run_key
 from qossim.progress import ProgressArg, build_progress, run_progress
 from qossim.results import Result, build_manifest
-from qossim.traces import finish_traces
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -134,6 +133,8 @@ def run_text(
             )
         result = result_from_raw(raw, text, filename, overrides, params=None)
         if raw.get("traces"):
+            from qossim.traces import finish_traces  # numpy and pyarrow: only for traces
+
             result._trace_files = finish_traces(raw, trace_dir)
             # The files live as long as the result (Result.save copies them).
             weakref.finalize(result, shutil.rmtree, trace_dir, True)

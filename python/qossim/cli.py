@@ -493,7 +493,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             studies.check_only(name, studies.get_study(name), only)
             plan.append((name, only))
     settings = studies.Execution(backend=args.backend, address=args.address, jobs=args.jobs)
-    with studies.use_execution(settings):
+    # One pool of local workers serves every study and table (see reuse_workers).
+    with studies.use_execution(settings), campaign.reuse_workers():
         for name, selected in plan:
             if args.out is None:
                 out_dir = None

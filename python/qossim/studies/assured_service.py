@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qossim import _toml, plots
+from qossim.campaign import records
 from qossim.stats import CI
 from qossim.studies import StudyOutput, Table
 from qossim.studies.frame import (
@@ -583,7 +584,7 @@ class _Run:
 def _dumbbell_runs(df: pd.DataFrame, n_as: int) -> list[_Run]:
     rtts = draw_rtts_ms()
     runs = []
-    for row in df.to_dict("records"):
+    for row in records(df):
         rates = [goodput_bps(row, conn(i)) / 1e6 for i in range(DUMBBELL_HOSTS)]
         is_as = [i < n_as for i in range(DUMBBELL_HOSTS)]
         runs.append(_Run(int(row["seed"]), rtts, rates, is_as))
@@ -832,7 +833,7 @@ def _s3(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
         progress=progress,
         name="assured-service/S3",
     )
-    rows = df.to_dict("records")
+    rows = records(df)
     table = Table(
         "s3_targets",
         f"S3 target rates: per-connection goodput; excess share = ({S3_MBPS:g} − "
@@ -938,7 +939,7 @@ def _s4(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
             )
         for rate in rates:
             part = df[(df["cbr_target"] == key) & (df["cbr_mbps"] == rate)]
-            vals = [_s4_rows(r, rate) for r in part.to_dict("records")]
+            vals = [_s4_rows(r, rate) for r in records(part)]
             label = f"{rate:g}"
             cols = [("as", "AS TCP (Mb/s)"), ("be", "BE TCP (Mb/s)")]
             if rate > 0:
@@ -1076,7 +1077,7 @@ def _s6(plan: Plan, out_dir: Path, progress: bool, output: StudyOutput) -> None:
         progress=progress,
         name="assured-service/S6",
     )
-    rows = df.to_dict("records")
+    rows = records(df)
     targets = [MERGING_TARGET_KBPS] * MERGING_HOSTS
     ideal = ideal_rates(MERGING_BOTTLENECK_KBPS, targets)[0] * goodput_factor(MERGING_PACKET_BYTES)
     measured_s = plan.duration_s - plan.warmup_s

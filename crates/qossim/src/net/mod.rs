@@ -52,7 +52,8 @@ pub trait PortHook {
     /// A packet arrives at the port.
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool;
     /// A packet starts transmission. Only called if [`PortHook::wants_departures`].
-    fn on_departure(&mut self, _pkt: &Packet, _now: Time) {}
+    /// The hook may mark the packet (set its mark bits) before it leaves.
+    fn on_departure(&mut self, _pkt: &mut Packet, _now: Time) {}
     /// True if this hook needs [`PortHook::on_departure`] calls (it then keeps the port on
     /// the general path, with one event per transmission). Hooks that only act on
     /// arrivals should return false so FIFO ports can skip the end-of-transmission event.
@@ -1415,7 +1416,7 @@ impl Network {
     fn transmit<Q: crate::engine::EventQueue, const TRACE: bool>(
         l: &mut Link,
         id: LinkId,
-        pkt: Packet,
+        mut pkt: Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
         land: &mut Landing,
@@ -1424,7 +1425,7 @@ impl Network {
         l.stats.queue_avg.set(now, l.qdisc.len() as f64);
         for h in l.hooks.iter_mut() {
             if h.wants_departures() {
-                h.on_departure(&pkt, now);
+                h.on_departure(&mut pkt, now);
             }
         }
         l.stats.tx_pkts += 1;

@@ -206,7 +206,7 @@ impl PortHook for DepartureLog {
     fn wants_departures(&self) -> bool {
         true
     }
-    fn on_departure(&mut self, pkt: &Packet, now: Time) {
+    fn on_departure(&mut self, pkt: &mut Packet, now: Time) {
         self.log.push((now, pkt.size));
     }
 }

@@ -241,6 +241,11 @@ fn mistakes_in_the_endpoint_section_are_reported_once_at_their_line() {
             "shared: needs per_class = true",
         ),
         (
+            "fraction = 0.9",
+            "fraction = 0.9\nper_class = true\nmark_pushed_out = true",
+            "mark_pushed_out: needs shared = true",
+        ),
+        (
             "class = 0\n",
             "class = 0\nspeed = 1\n",
             "speed: unknown key",

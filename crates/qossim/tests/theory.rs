@@ -224,7 +224,7 @@ impl PortHook for WaitObserver {
     fn wants_departures(&self) -> bool {
         true
     }
-    fn on_departure(&mut self, _pkt: &Packet, now: Time) {
+    fn on_departure(&mut self, _pkt: &mut Packet, now: Time) {
         let a = self
             .arrivals
             .pop_front()

@@ -67,7 +67,8 @@ pub trait PortHook: std::any::Any {
     /// A packet arrives at the port.
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool;
     /// A packet starts transmission. Only called if [`PortHook::wants_departures`].
-    fn on_departure(&mut self, _pkt: &Packet, _now: Time) {}
+    /// The hook may mark the packet (set its mark bits) before it leaves.
+    fn on_departure(&mut self, _pkt: &mut Packet, _now: Time) {}
     /// True if this hook needs [`PortHook::on_departure`] calls (it then keeps the port on
     /// the general path, with one event per transmission). Hooks that only act on
     /// arrivals should return false so FIFO ports can skip the end-of-transmission event.

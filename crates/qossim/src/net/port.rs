@@ -378,7 +378,7 @@ impl Network {
     fn transmit<Q: crate::engine::EventQueue, const TRACE: bool>(
         l: &mut Link,
         id: LinkId,
-        pkt: Packet,
+        mut pkt: Packet,
         sched: &mut Scheduler<Q>,
         tr: Option<&SharedTracer>,
         land: &mut Landing,
@@ -387,7 +387,7 @@ impl Network {
         l.stats.queue_avg.set(now, l.qdisc.len() as f64);
         for h in l.hooks.iter_mut() {
             if h.wants_departures() {
-                h.on_departure(&pkt, now);
+                h.on_departure(&mut pkt, now);
             }
         }
         count_start(&l.counted, &mut l.stats, pkt.size, pkt.class, pkt.marks);

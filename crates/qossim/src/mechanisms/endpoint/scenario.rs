@@ -85,6 +85,9 @@ pub struct VqEntry {
     /// a higher level's packet arriving at a full virtual buffer pushes out the most
     /// recent lower-level one instead of being marked.
     pub shared: bool,
+    /// With `shared`: a pushed-out virtual packet counts as dropped by the virtual queue,
+    /// and its real copy is marked at its departure if it is still queued.
+    pub mark_pushed_out: bool,
 }
 
 /// What a scenario asks of endpoint admission.
@@ -109,7 +112,14 @@ const PROBE_KEYS: &[&str] = &[
     "grace",
 ];
 const MBAC_KEYS: &[&str] = &["traffic", "link", "target", "sample", "window", "rate"];
-const VQ_KEYS: &[&str] = &["link", "fraction", "limit", "per_class", "shared"];
+const VQ_KEYS: &[&str] = &[
+    "link",
+    "fraction",
+    "limit",
+    "per_class",
+    "shared",
+    "mark_pushed_out",
+];
 
 /// The peak (token) rate of a source model, bits/s, if it has one.
 fn peak_rate(m: &SourceModel) -> Option<f64> {
@@ -355,6 +365,18 @@ fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
             "needs per_class = true (the levels share one buffer)",
         );
     }
+    let mark_pushed_out = if t.has("mark_pushed_out") {
+        t.bool(cx, "mark_pushed_out")
+    } else {
+        Some(false)
+    };
+    if mark_pushed_out == Some(true) && shared == Some(false) {
+        t.error(
+            cx,
+            "mark_pushed_out",
+            "needs shared = true (only a shared virtual buffer pushes packets out)",
+        );
+    }
     t.finish(cx, VQ_KEYS);
     Some(VqEntry {
         link: link?,
@@ -362,6 +384,7 @@ fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
         limit: limit?,
         per_class: per_class?,
         shared: shared?,
+        mark_pushed_out: mark_pushed_out?,
     })
 }
 
@@ -519,7 +542,9 @@ impl Mechanism for EndpointSpec {
                 .net
                 .link_id(&sc.topology.links[v.link].name)
                 .ok_or("no such link")?;
-            let vq = if v.shared {
+            let vq = if v.mark_pushed_out {
+                VirtualQueue::shared_marking_pushed_out(v.fraction, v.limit)
+            } else if v.shared {
                 VirtualQueue::shared(v.fraction, v.limit)
             } else if v.per_class {
                 VirtualQueue::per_class(v.fraction, v.limit)

@@ -6,11 +6,32 @@
 //! (service class), served in strict priority like the real queue: the highest level's
 //! virtual packets are served first, and a packet is marked when its own level already
 //! holds more than the limit.
+//!
+//! The shared form copies the real priority queue's one buffer: a higher level's packet
+//! arriving at a full virtual buffer pushes out the most recent lower-level virtual
+//! packet. With `mark_pushed_out` a packet pushed out that way counts as dropped by the
+//! virtual queue too: its real copy, if still waiting in the real queue, is marked when
+//! it starts transmission.
 
 use crate::net::{PortHook, PortInfo};
-use crate::packet::{marks, Packet};
+use crate::packet::{marks, FlowId, Packet};
 use crate::time::Time;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
+
+/// What identifies a packet between its arrival at a port and its departure.
+type Key = (FlowId, u64, u64, Time);
+
+/// A virtual packet: bits still to serve, and its real copy's key (shared form only).
+type Virtual = (f64, Option<Key>);
+
+fn key_of(pkt: &Packet) -> Key {
+    (pkt.flow, pkt.seq, pkt.ack, pkt.created)
+}
+
+/// How long a pushed-out packet's key is kept waiting for its real copy's departure
+/// (far longer than any packet waits in a real queue; older keys are the copies that
+/// had left, or were dropped, before the push-out).
+const PUSHED_KEEP: Time = 30 * 1_000_000_000_000;
 
 /// A virtual queue on a port: `limit` packets served at `fraction` of the port's rate.
 pub struct VirtualQueue {
@@ -20,10 +41,16 @@ pub struct VirtualQueue {
     done: VecDeque<Time>,
     /// Per priority level (index = class), the bits still to serve of each virtual
     /// packet, head first; `None`: one FIFO counter.
-    levels: Option<Vec<VecDeque<f64>>>,
+    levels: Option<Vec<VecDeque<Virtual>>>,
     /// Per-level form: the levels share the limit (a higher level pushes out the most
     /// recent lower-level packet when the virtual buffer is full).
     shared: bool,
+    /// Shared form: a pushed-out virtual packet marks its real copy at its departure.
+    mark_pushed_out: bool,
+    /// Keys of pushed-out virtual packets whose real copies are to be marked.
+    pushed: HashSet<Key>,
+    /// Pushed-out keys since the last pruning of `pushed`.
+    since_prune: usize,
     /// When the per-level virtual service was last brought up to date.
     served_to: Time,
     /// Packets marked.
@@ -42,6 +69,9 @@ impl VirtualQueue {
             done: VecDeque::new(),
             levels: None,
             shared: false,
+            mark_pushed_out: false,
+            pushed: HashSet::new(),
+            since_prune: 0,
             served_to: 0,
             marked: 0,
             seen: 0,
@@ -68,9 +98,35 @@ impl VirtualQueue {
         }
     }
 
+    /// The shared form in which a pushed-out virtual packet counts as dropped: its real
+    /// copy is marked when it starts transmission, if it is still queued then.
+    pub fn shared_marking_pushed_out(fraction: f64, limit: usize) -> Self {
+        VirtualQueue {
+            mark_pushed_out: true,
+            ..Self::shared(fraction, limit)
+        }
+    }
+
     /// Offers a packet of `bytes` and service class `class` at `now` on a link of
     /// `rate_bps`; true if the virtual queue drops it (the packet is to be marked).
     pub fn offer_class(&mut self, bytes: u32, class: u8, now: Time, rate_bps: u64) -> bool {
+        self.offer_keyed(bytes, class, None, now, rate_bps)
+    }
+
+    /// Whether the real copy of `pkt` is to be marked at its departure (its virtual copy
+    /// was pushed out); forgets it.
+    pub fn take_pushed_out(&mut self, pkt: &Packet) -> bool {
+        !self.pushed.is_empty() && self.pushed.remove(&key_of(pkt))
+    }
+
+    fn offer_keyed(
+        &mut self,
+        bytes: u32,
+        class: u8,
+        key: Option<Key>,
+        now: Time,
+        rate_bps: u64,
+    ) -> bool {
         let Some(levels) = self.levels.as_mut() else {
             return self.offer(bytes, now, rate_bps);
         };
@@ -83,11 +139,11 @@ impl VirtualQueue {
                 let Some(head) = level.front_mut() else {
                     break;
                 };
-                if *head <= budget {
-                    budget -= *head;
+                if head.0 <= budget {
+                    budget -= head.0;
                     level.pop_front();
                 } else {
-                    *head -= budget;
+                    head.0 -= budget;
                     budget = 0.0;
                 }
             }
@@ -102,7 +158,17 @@ impl VirtualQueue {
             if levels.iter().map(VecDeque::len).sum::<usize>() > self.limit {
                 match levels[..c].iter_mut().find(|l| !l.is_empty()) {
                     Some(lower) => {
-                        lower.pop_back();
+                        if let Some((_, Some(k))) = lower.pop_back() {
+                            if self.mark_pushed_out {
+                                self.pushed.insert(k);
+                                self.since_prune += 1;
+                                if self.since_prune >= 4096 {
+                                    self.since_prune = 0;
+                                    let horizon = now.saturating_sub(PUSHED_KEEP);
+                                    self.pushed.retain(|k| k.3 >= horizon);
+                                }
+                            }
+                        }
                     }
                     None => {
                         self.marked += 1;
@@ -114,7 +180,7 @@ impl VirtualQueue {
             self.marked += 1;
             return true;
         }
-        levels[c].push_back(bytes as f64 * 8.0);
+        levels[c].push_back((bytes as f64 * 8.0, key));
         false
     }
 
@@ -140,13 +206,20 @@ impl VirtualQueue {
 
 impl PortHook for VirtualQueue {
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, port: &PortInfo) -> bool {
-        if self.offer_class(pkt.size, pkt.class, now, port.rate_bps) {
+        let key = self.mark_pushed_out.then(|| key_of(pkt));
+        if self.offer_keyed(pkt.size, pkt.class, key, now, port.rate_bps) {
             pkt.set(marks::ECN_CE);
         }
         true
     }
+    fn on_departure(&mut self, pkt: &mut Packet, _now: Time) {
+        if self.take_pushed_out(pkt) && !pkt.has(marks::ECN_CE) {
+            pkt.set(marks::ECN_CE);
+            self.marked += 1;
+        }
+    }
     fn wants_departures(&self) -> bool {
-        false
+        self.mark_pushed_out
     }
     fn report(&self, out: &mut Vec<(String, f64)>) {
         out.push(("vq_marked".into(), self.marked as f64));
@@ -233,5 +306,44 @@ mod tests {
             assert!(!own.offer_class(125, class, 0, r));
         }
         assert!(!own.offer_class(125, 0, 0, r));
+    }
+
+    #[test]
+    fn a_pushed_out_virtual_packet_marks_its_real_copy_at_departure() {
+        // 1 Mb/s at 0.5: 2 ms per 125-byte packet; limit 2 waiting, shared by the levels.
+        let r = 1_000_000;
+        let probe = |seq: u64| {
+            let mut p = Packet::of_size(125);
+            p.flow = 3;
+            p.seq = seq;
+            p.class = 0;
+            p
+        };
+        for marking in [false, true] {
+            let mut vq = if marking {
+                VirtualQueue::shared_marking_pushed_out(0.5, 2)
+            } else {
+                VirtualQueue::shared(0.5, 2)
+            };
+            assert_eq!(vq.wants_departures(), marking);
+            // Two high packets and a low one (probe 7): three held.
+            assert!(!vq.offer_keyed(125, 1, None, 0, r));
+            assert!(!vq.offer_keyed(125, 1, None, 0, r));
+            assert!(!vq.offer_keyed(125, 0, Some(key_of(&probe(7))), 0, r));
+            // A high packet at the full buffer pushes probe 7 out, unmarked at arrival.
+            assert!(!vq.offer_keyed(125, 1, None, 0, r));
+            // Its real copy leaves later: marked only in the marking form, and only once;
+            // another probe is not.
+            let mut p = probe(7);
+            vq.on_departure(&mut p, 1);
+            assert_eq!(p.has(marks::ECN_CE), marking);
+            assert_eq!(vq.marked, u64::from(marking));
+            let mut again = probe(7);
+            vq.on_departure(&mut again, 2);
+            assert!(!again.has(marks::ECN_CE));
+            let mut other = probe(8);
+            vq.on_departure(&mut other, 2);
+            assert!(!other.has(marks::ECN_CE));
+        }
     }
 }

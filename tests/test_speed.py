@@ -114,3 +114,16 @@ def test_without_the_block_no_pool_is_kept(fake_engine, scenario_file, tmp_path)
     jobs = _jobs(scenario_file, tmp_path / "out", [1, 2])
     run_jobs(jobs, tmp_path / "out", jobs_n=2, progress=False)
     assert not campaign._KEPT
+
+
+def test_a_nested_block_uses_the_outer_pool(fake_engine, scenario_file, tmp_path):
+    """`reproduce` opens a block per study inside the command's block: one pool for all."""
+    with reuse_workers():
+        kept = campaign._KEPT[-1]
+        run_jobs(_jobs(scenario_file, tmp_path / "a", [1, 2]), tmp_path / "a", jobs_n=2)
+        pool = kept.pool
+        with reuse_workers():
+            assert campaign._KEPT == [kept]
+            run_jobs(_jobs(scenario_file, tmp_path / "b", [3, 4]), tmp_path / "b", jobs_n=2)
+        assert kept.pool is pool and not pool._shutdown_thread  # the inner end kept it
+    assert pool._shutdown_thread

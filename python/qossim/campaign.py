@@ -767,8 +767,12 @@ def reuse_workers() -> Iterator[None]:
     reused while the workers it would start are the same: as many, with the same
     environment, working directory and module search path (workers read the
     environment, e.g. the test engine's hook, when they start); otherwise it is
-    replaced. A broken or interrupted pool is never kept. The pool ends with the block.
+    replaced. A broken or interrupted pool is never kept. The pool ends with the block;
+    a block inside another one uses the outer block's pool.
     """
+    if _KEPT:
+        yield
+        return
     kept = _KeptPools()
     _KEPT.append(kept)
     try:

@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from qossim import _toml
-from qossim.campaign import gather_jobs, make_job, run_jobs
+from qossim.campaign import gather_jobs, make_job, reuse_workers, run_jobs
 from qossim.errors import StudyError
 from qossim.report import VERDICT_CLASSES, Styled, write_report
 from qossim.results import atomic_write_text
@@ -523,7 +523,10 @@ def reproduce(
         if out_dir is None or (held is not None and not set(held) <= set(selected)):
             target = partial_dir(base, selected)
     target.mkdir(parents=True, exist_ok=True)
-    output = module.reproduce(quick=quick, only=selected, out_dir=target, progress=progress)
+    # One pool of local workers for every table of the study (the command keeps one for
+    # every study; library callers get one per study).
+    with reuse_workers():
+        output = module.reproduce(quick=quick, only=selected, out_dir=target, progress=progress)
     if not isinstance(output, StudyOutput):
         raise StudyError(f"{name}: reproduce() returned {type(output).__name__}, not StudyOutput")
     output.differences = published.compare(name, output)

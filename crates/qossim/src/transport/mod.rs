@@ -8,6 +8,7 @@
 pub mod cubic;
 pub mod dctcp;
 pub mod params;
+pub mod receiver;
 pub mod sack;
 pub mod tcp;
 

@@ -11,15 +11,15 @@ mod kind;
 pub mod pie;
 mod priority;
 mod red;
+mod rio;
 pub mod step;
 
 pub use codel::{codel_spacing, Codel, CodelCounters, CodelParams, CODEL};
 pub use droptail::{DropTail, Limit, DROPTAIL};
 pub use kind::{describe, LinkEnv, QueueKind};
 pub use priority::{Priority, TopClassLimit, PRIORITY};
-pub use red::{
-    red_drop_probability, Red, RedCounters, RedCurve, RedParams, Rio, RioMode, RioParams, RED, RIO,
-};
+pub use red::{red_drop_probability, Red, RedCounters, RedCurve, RedParams, RED};
+pub use rio::{Rio, RioMode, RioParams, RIO};
 
 /// The registry of queue disciplines: every `kind` a scenario's queue table may name, in
 /// the order messages and the documentation list them. A discipline is its own file in

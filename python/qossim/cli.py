@@ -372,25 +372,29 @@ def _show_campaign(path: Path, args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """Print a run's packet trace, one readable line per record, in time order."""
-    from qossim.traces import format_view
+    """Print a run's packet trace, one readable line per record, in time order.
+
+    The trace is read in batches, keeping only the records printed, so that a trace
+    larger than memory is shown too.
+    """
+    from qossim.traces import format_view, traced_flows, view_trace
 
     _check_whole(Path(args.rundir))  # a truncated or edited trace file is named, not read
     result = Result.load(args.rundir)
     try:
-        frame = result.trace(args.name, flow=args.flow)
-        if args.flow is not None and frame.empty:
-            flows = sorted(int(f) for f in result.trace(args.name)["flow"].unique())
-            listed = _ranges(flows) or "none"
+        path = result.trace_path(args.name)
+    except KeyError as exc:
+        raise QossimError(f"{args.rundir}: {exc.args[0]}") from None
+    if args.flow is not None:
+        _, total = view_trace(path, flow=args.flow, limit=1)
+        if total == 0:
+            listed = _ranges(traced_flows(path)) or "none"
             raise QossimError(
                 f"{args.rundir}: --flow {args.flow}: no record of this flow in the trace "
                 f"(flows traced: {listed})"
             )
-    except KeyError as exc:
-        raise QossimError(f"{args.rundir}: {exc.args[0]}") from None
-    if args.event:
-        frame = frame[frame["event"].isin(args.event)]
-    print(format_view(frame, limit=args.limit))
+    frame, total = view_trace(path, flow=args.flow, events=args.event, limit=args.limit)
+    print(format_view(frame, limit=args.limit, total=total))
     return EXIT_OK
 
 

@@ -362,7 +362,11 @@ BACKEND_SIGNAL_CASES = tuple(
     for how, sig, group in (
         ("Ctrl-C", signal.SIGINT, True),
         ("SIGTERM", signal.SIGTERM, False),
+        ("kill -9", signal.SIGKILL, False),
     )
+    # Not yet for Ray: its dashboard and runtime-environment agents outlive a driver
+    # killed with SIGKILL (they do not share its fate, unlike Ray's other processes).
+    if (backend, sig) != ("ray", signal.SIGKILL)
 )
 
 
@@ -398,6 +402,10 @@ def _backend_signal_case(backend: str, sig: int, group: bool, folder: Path) -> t
     seen = f"exit {proc.returncode}; first line {first[:300]!r}"
     if left:
         return "data lost", f"{seen}; processes left behind: {left}"
+    if sig == signal.SIGKILL:
+        # Nothing can be tidied by a process killed so; the next sweep removes its
+        # temporary files. What matters: the cluster went with it.
+        return "clean", seen
     temps = [str(p) for p in folder.glob("out/**/*") if ".tmp-" in p.name]
     if temps:
         return "data lost", f"{seen}; temporary files left: {temps}"
@@ -429,7 +437,8 @@ def test_backend_signal(
     name: str, backend: str, module: str, sig: int, group: bool, tmp_path: Path
 ) -> None:
     """A sweep on a cluster it started stops on Ctrl-C or SIGTERM: exit 130 or 143,
-    every stored run kept, nothing of the cluster left running."""
+    every stored run kept, nothing of the cluster left running; killed with SIGKILL, it
+    leaves nothing of the cluster running either."""
     if not importlib.util.find_spec(module):
         pytest.skip(f"{module} is not installed")
     outcome, seen = _backend_signal_case(backend, sig, group, tmp_path)

@@ -100,6 +100,40 @@ def test_batches_give_the_same_parquet(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(one, many)
 
 
+def test_view_and_pcap_stream_in_small_batches(tmp_path):
+    """The streaming readers give what reading the whole trace gives: `view_trace` the
+    first records of the sorted, filtered table and their total; `write_pcap` with runs of
+    1 000 records merged the same bytes as with one run of the whole trace."""
+    res = qossim.run_text(
+        REFERENCE + "\n[[trace]]\n", seed=2, set={"run.duration": "0.6s", "run.warmup": "0.1s"}
+    )
+    path = res.trace_path()
+    whole = traces.read_trace(path)
+    assert len(whole) > 10_000
+    for flow, events, limit in (
+        (None, None, 200),
+        (None, None, 5000),
+        (7, None, 10),
+        (7, ["deliver", "arrival"], 10_000),
+        (None, ["transmit"], 1),
+        (123456, None, 5),
+    ):
+        want = whole if flow is None else whole[whole["flow"] == flow]
+        if events:
+            want = want[want["event"].isin(events)]
+        got, total = traces.view_trace(path, flow=flow, events=events, limit=limit, batch=1000)
+        assert total == len(want)
+        pd.testing.assert_frame_equal(got, want.head(limit).reset_index(drop=True))
+    assert traces.traced_flows(path, batch=1000) == sorted(int(f) for f in whole["flow"].unique())
+    one, many = tmp_path / "one.pcap", tmp_path / "many.pcap"
+    assert traces.write_pcap(path, one, batch=10**9) == len(whole)
+    assert traces.write_pcap(path, many, batch=1000) == len(whole)
+    assert one.read_bytes() == many.read_bytes()
+    stamps = [ts for ts, _ in _pcap(many)]
+    assert stamps == sorted(stamps) and len(stamps) == len(whole)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["many.pcap", "one.pcap"]
+
+
 def test_cli_view_and_campaign_runs_keep_their_traces(tmp_path):
     """`qossim trace` prints a readable view; a campaign's run directories hold the trace."""
     scenario = tmp_path / "s.toml"

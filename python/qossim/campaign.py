@@ -613,8 +613,12 @@ def run_jobs(
 
             outcomes.close()  # ends the workers
             clean_stale_temps(out / RUNS_DIR)
-            signum = getattr(exc, "signum", signal.SIGINT)
-            stored = counts["cached"] + counts["done"]
+            # A backend may turn the interrupt into a plain KeyboardInterrupt (Ray does):
+            # SIGTERM is then known from its handler's record.
+            signum = getattr(exc, "signum", None) or (_TERMINATED or [signal.SIGINT])[-1]
+            # Counted on disk once the workers are ended: a run may have been stored
+            # after the last outcome was read.
+            stored = sum(1 for j in unique.values() if is_result_dir(j.run_dir))
             raise CampaignInterrupted(
                 f"{out}: interrupted by {signal.Signals(signum).name}: {stored} of "
                 f"{len(unique)} runs are stored and kept; run the sweep again to finish it",
@@ -630,6 +634,10 @@ def run_jobs(
             [f"{len(failures)} of {len(pending)} runs failed (finished runs are kept):"] + failures
         )
     return counts
+
+
+#: SIGTERMs received by the sweep in progress (see :func:`_sigterm_interrupts`).
+_TERMINATED: list[int] = []
 
 
 class _Terminated(KeyboardInterrupt):
@@ -651,8 +659,10 @@ def _sigterm_interrupts() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
+        _TERMINATED.append(signum)
         raise _Terminated(signum)
 
+    _TERMINATED.clear()
     old = signal.signal(signal.SIGTERM, handler)
     try:
         yield
@@ -971,12 +981,24 @@ def _run_isolated(jobs: list[dict[str, Any]], workers: int) -> Iterator[dict]:
 
 
 def _run_dask(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> Iterator[dict]:
+    """Run the jobs on a Dask cluster (a local one unless ``address`` is given).
+
+    A worker that dies takes every task it held with it (the scheduler counts each as a
+    suspect; a local cluster gives up on a task at its first death). Every task given
+    up that way is run again after the others, alone on the cluster, one at a time: a
+    run that kills its worker fails alone, with how it failed; the others are stored.
+    The local cluster's workers start with SIGINT ignored (a Ctrl-C to the process group
+    is the main process's to handle: closing the client ends them).
+    """
     try:
+        import dask
         from distributed import Client, as_completed
+        from distributed.scheduler import KilledWorker
     except ImportError:
         raise BackendUnavailableError(
             "the dask backend needs the 'distributed' package: pip install 'dask[distributed]'"
         ) from None
+    stack = contextlib.ExitStack()
     if address:
         try:
             client = Client(address, timeout="30s")
@@ -985,29 +1007,91 @@ def _run_dask(jobs: list[dict[str, Any]], address: str | None, n: int | None) ->
                 f"cannot reach the Dask scheduler at {address}: {exc}"
             ) from None
     else:
-        client = Client(
-            n_workers=min(n or _default_workers(), len(jobs)),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
+        # The local cluster's scheduler and nannies run in this process, its workers in
+        # processes of their own (told by the environment): their log of workers dying,
+        # restarting or being stopped would bury the one line per failed run.
+        stack.enter_context(_quiet_logger("distributed"))
+        stack.enter_context(_environ("DASK_LOGGING__DISTRIBUTED", "critical"))
+        with (
+            _sigint_ignored_by_children(),
+            dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        ):
+            client = Client(
+                n_workers=min(n or _default_workers(), len(jobs)),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
     try:
         futures = client.map(execute_job, jobs, pure=False)
-        keys = {future.key: job["key"] for future, job in zip(futures, jobs, strict=True)}
+        by_future = {future.key: job for future, job in zip(futures, jobs, strict=True)}
+        suspects: list[dict[str, Any]] = []
         for future in as_completed(futures):
             try:
                 yield future.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker, reported per run
-                yield {
-                    "key": keys[future.key],
-                    "status": "failed",
-                    "error": f"dask: {exc}",
-                }
+            except KilledWorker:
+                suspects.append(by_future[future.key])
+            except Exception as exc:  # noqa: BLE001 - reported per run
+                yield _lost(by_future[future.key], f"dask: {_first_line(exc)}")
+        for job in suspects:
+            (future,) = client.map(execute_job, [job], pure=False)
+            try:
+                yield future.result()
+            except KilledWorker:
+                yield _lost(job, _DIED + ", twice, the second time alone on the cluster")
+            except Exception as exc:  # noqa: BLE001 - reported per run
+                yield _lost(job, f"dask: {_first_line(exc)}")
     finally:
         client.close()
+        stack.close()
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str) -> Iterator[None]:
+    """Set the environment variable ``name`` to ``value`` meanwhile."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str) -> Iterator[None]:
+    """Keep the logger ``name`` (and its children) to critical messages meanwhile."""
+    import logging
+
+    logger = logging.getLogger(name)
+    old = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+#: Why a run failed whose worker process died under it.
+_DIED = "the worker process running it died (a crash or out of memory?)"
+
+
+def _lost(job: Mapping[str, Any], why: str) -> dict[str, Any]:
+    """Return the outcome of a job whose run was lost with its worker: failed, with why."""
+    return {"key": job["key"], "status": "failed", "error": why}
+
+
+def _first_line(exc: BaseException) -> str:
+    """Return the first line of an exception's message (a remote traceback follows)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:480]
 
 
 def _run_ray(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> Iterator[dict]:
+    import logging
+
     try:
         import ray
     except ImportError:
@@ -1015,10 +1099,11 @@ def _run_ray(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> 
             "the ray backend needs the 'ray' package: pip install ray"
         ) from None
     started = False
+    handlers = _signal_handlers()
     if not ray.is_initialized():
         if address:
             try:
-                ray.init(address=address, log_to_driver=False)
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise BackendUnavailableError(
                     f"cannot connect to the Ray cluster at {address}: {exc}"
@@ -1029,24 +1114,50 @@ def _run_ray(jobs: list[dict[str, Any]], address: str | None, n: int | None) -> 
                     num_cpus=n or _default_workers(),
                     include_dashboard=False,
                     log_to_driver=False,
+                    logging_level=logging.WARNING,
                 )
         started = True
+    # Ray installs handlers of its own for SIGTERM (abort with a stack dump): the
+    # sweep's own stop the workers and keep the stored runs.
+    _restore_signal_handlers(handlers)
     try:
         # A task lost with its node (a system failure, not a failed run: execute_job never
-        # raises for those) is retried on the nodes left.
+        # raises for those) is retried on the nodes left. Each Ray worker process runs
+        # one task at a time, so a run that kills its process fails alone.
         remote = ray.remote(num_cpus=1, max_retries=3)(execute_job)
-        refs = {remote.remote(job): job["key"] for job in jobs}
+        refs = {remote.remote(job): job for job in jobs}
         waiting = list(refs)
         while waiting:
             ready, waiting = ray.wait(waiting, num_returns=1)
             for ref in ready:
                 try:
                     yield ray.get(ref)
-                except Exception as exc:  # noqa: BLE001 - a lost worker, reported per run
-                    yield {"key": refs[ref], "status": "failed", "error": f"ray: {exc}"}
+                except (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError):
+                    yield _lost(refs[ref], _DIED + " at each of its 4 tries")
+                except Exception as exc:  # noqa: BLE001 - reported per run
+                    yield _lost(refs[ref], f"ray: {_first_line(exc)}")
     finally:
         if started:
             ray.shutdown()
+
+
+def _signal_handlers() -> dict[int, Any]:
+    """Return the Python handlers of SIGINT and SIGTERM (none off the main thread)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: Mapping[int, Any]) -> None:
+    """Put back handlers taken by :func:`_signal_handlers`."""
+    import signal
+
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager

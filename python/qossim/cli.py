@@ -372,25 +372,29 @@ def _show_campaign(path: Path, args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """Print a run's packet trace, one readable line per record, in time order."""
-    from qossim.traces import format_view
+    """Print a run's packet trace, one readable line per record, in time order.
+
+    The trace is read in batches, keeping only the records printed, so that a trace
+    larger than memory is shown too.
+    """
+    from qossim.traces import format_view, traced_flows, view_trace
 
     _check_whole(Path(args.rundir))  # a truncated or edited trace file is named, not read
     result = Result.load(args.rundir)
     try:
-        frame = result.trace(args.name, flow=args.flow)
-        if args.flow is not None and frame.empty:
-            flows = sorted(int(f) for f in result.trace(args.name)["flow"].unique())
-            listed = _ranges(flows) or "none"
+        path = result.trace_path(args.name)
+    except KeyError as exc:
+        raise QossimError(f"{args.rundir}: {exc.args[0]}") from None
+    if args.flow is not None:
+        _, total = view_trace(path, flow=args.flow, limit=1)
+        if total == 0:
+            listed = _ranges(traced_flows(path)) or "none"
             raise QossimError(
                 f"{args.rundir}: --flow {args.flow}: no record of this flow in the trace "
                 f"(flows traced: {listed})"
             )
-    except KeyError as exc:
-        raise QossimError(f"{args.rundir}: {exc.args[0]}") from None
-    if args.event:
-        frame = frame[frame["event"].isin(args.event)]
-    print(format_view(frame, limit=args.limit))
+    frame, total = view_trace(path, flow=args.flow, events=args.event, limit=args.limit)
+    print(format_view(frame, limit=args.limit, total=total))
     return EXIT_OK
 
 
@@ -533,18 +537,43 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _int_in(low: int, high: int, message: str) -> Callable[[str], int]:
-    """Return an argparse type: an integer from ``low`` to ``high`` (else ``message``)."""
+    """Return an argparse type: an integer from ``low`` to ``high`` (else ``message``).
+
+    A value it refuses is reported by :class:`_Parser` as one line, ``--option: why``.
+    """
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+            raise argparse.ArgumentTypeError(f"not an integer: {_cut(text)!r}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{message}, got {value}")
+            raise argparse.ArgumentTypeError(f"{message}, got {_cut(str(value))}")
         return value
 
+    parse.one_line = True  # type: ignore[attr-defined]
     return parse
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters (with "…")."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class _Parser(argparse.ArgumentParser):
+    """The command's parser: a refused option value is one line, ``--option: why``.
+
+    It exits with status 2 and prints no usage text (the option is right, its value not).
+    """
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as exc:
+            if getattr(action.type, "one_line", False):
+                name = "/".join(action.option_strings) or str(action.dest)
+                self.exit(EXIT_USER, f"{name}: {exc.message}\n")
+            raise
 
 
 _positive_int = _int_in(1, 2**63 - 1, "must be >= 1")
@@ -580,7 +609,7 @@ def _version_text() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``qossim`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="qossim",
         description="Discrete-event simulator for network traffic management and QoS.",
     )

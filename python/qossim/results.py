@@ -638,6 +638,13 @@ class Result:
         """
         from qossim.traces import read_trace
 
+        return read_trace(self.trace_path(name), flow=flow)
+
+    def trace_path(self, name: str | None = None) -> Path:
+        """Return the Parquet file of a packet trace (``name`` as for :meth:`trace`).
+
+        Raises :class:`KeyError` naming the traces recorded when there is no such trace.
+        """
         parquet = {
             k[: -len(".parquet")]: v for k, v in self.trace_files.items() if k.endswith(".parquet")
         }
@@ -649,7 +656,7 @@ class Result:
         if name not in parquet:
             known = ", ".join(sorted(parquet)) or "none"
             raise KeyError(f"no packet trace {name!r} (recorded: {known})")
-        return read_trace(parquet[name], flow=flow)
+        return Path(parquet[name])
 
     # -- disk --------------------------------------------------------------
 

@@ -91,6 +91,11 @@ class Case:
     keeps: tuple[str, ...] = ()
     #: For campaign cases: how many stored runs the output directory must hold.
     stored_runs: int | None = None
+    #: Address-space cap in bytes, if not the suite's (``None``: the suite's; 0: none,
+    #: for a cluster whose processes reserve more address space than they use).
+    memory_cap: int | None = None
+    #: A module the case needs (a backend); the case is left out when it is missing.
+    needs: str | None = None
 
 
 def write_files(case: Case, folder: Path) -> None:
@@ -141,6 +146,27 @@ assert main(["run", "s.toml", "--quiet", "--out", "tr"]) == 0
 f = sorted(pathlib.Path("tr/traces").glob("*.parquet"))[0]
 f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
 sys.exit(main(["trace", "tr"]))
+"""
+
+#: A run whose packet trace (every event: 1.5 million records) is larger than the
+#: memory cap allows to hold at once, then viewed: both stream.
+_PY_BIG_TRACE = """
+import contextlib, io, sys
+from qossim.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    assert main(["run", "s.toml", "--quiet", "--out", "tr"]) == 0
+sys.exit(main(["trace", "tr", "--limit", "3"]))
+"""
+
+#: 20 000 CBR timers pending at once, run with the event stores capped at 64 KiB.
+_MANY_TIMERS = SHORT.replace("flows = 100", "flows = 20000").split("[[metric]]")[0]
+
+_PY_EVENT_OOM = """
+import qossim
+try:
+    qossim.run("s.toml", progress=False)
+except qossim.QossimError as exc:
+    print("caught", type(exc).__name__, exc.lines[0])
 """
 
 _TRACED = SHORT.replace("flows = 100", 'flows = 100\n\n[[trace]]\nname = "v7"\nflows = [7]\n')
@@ -377,14 +403,32 @@ CASES: tuple[Case, ...] = (
         "--seed 2^64",
         ("run", "s.toml", "--seed", "18446744073709551616"),
         2,
-        r"^usage: qossim run",
+        r"^--seed: must be from 0 to 2\^64 - 1, got 18446744073709551616$",
         files={"s.toml": SHORT},
+        max_lines=1,
+    ),
+    Case(
+        "--seed -1",
+        ("run", "s.toml", "--seed", "-1"),
+        2,
+        r"^--seed: must be from 0 to 2\^64 - 1, got -1$",
+        files={"s.toml": SHORT},
+        max_lines=1,
+    ),
+    Case(
+        "--seed of 5 000 digits",
+        ("run", "s.toml", "--seed", "9" * 5000),
+        2,
+        r"^--seed: not an integer: '9{60}…'$",
+        files={"s.toml": SHORT},
+        max_lines=1,
     ),
     Case(
         "trace --flow 10^23",
         ("trace", "nowhere", "--flow", "99999999999999999999999"),
         2,
-        r"^usage: qossim trace",
+        r"^--flow: a flow id is from 0 to 2\^63 - 1, got 99999999999999999999999$",
+        max_lines=1,
     ),
     Case(
         "a size of 1e30B",
@@ -417,6 +461,41 @@ CASES: tuple[Case, ...] = (
         files={"run/manifest.json": '{"run_key": "ab', "run/summary.json": "{}"},
     ),
     Case(
+        "a trace of every event, larger than memory, written and viewed",
+        (_PY_BIG_TRACE,),
+        0,
+        r"^ +time \(s\) +event",
+        files={
+            "s.toml": SHORT.replace("flows = 100", "flows = 1000").replace('"1s"', '"4.3s"')
+            + '\n[[trace]]\nname = "all"\n'
+        },
+        python=True,
+        keeps=("tr",),
+        # The interpreter and its libraries take about 600 MiB of address space; holding
+        # the trace whole (as `qossim trace` did) needs about 1.9 GiB.
+        memory_cap=900 << 20,
+        timeout=90.0,
+    ),
+    Case(
+        "an event queue that cannot grow at run time",
+        ("run", "s.toml", "--quiet", "--out", "out"),
+        2,
+        r"^s\.toml: out of memory: the event queue could not grow beyond \d+ pending events "
+        r"at [0-9.e-]+ s of simulated time; the run was stopped$",
+        files={"s.toml": _MANY_TIMERS},
+        env={"QOSSIM_EVENT_MEMORY_LIMIT": "64KiB"},
+        max_lines=1,
+    ),
+    Case(
+        "an event queue that cannot grow, from Python",
+        (_PY_EVENT_OOM,),
+        0,
+        r"^caught RunError s\.toml: out of memory: the event queue could not grow",
+        files={"s.toml": _MANY_TIMERS},
+        env={"QOSSIM_EVENT_MEMORY_LIMIT": "64KiB"},
+        python=True,
+    ),
+    Case(
         "trace of a truncated trace file",
         (_PY_TRUNCATED_TRACE,),
         2,
@@ -440,5 +519,26 @@ CASES: tuple[Case, ...] = (
         keeps=("out",),
         stored_runs=2,
         timeout=40.0,
+    ),
+    *(
+        Case(
+            f"a {backend} campaign: one run's worker dies, the others are kept",
+            ("sweep", "c.toml", "--quiet", "--out", "out", "--jobs", "2", "--backend", backend),
+            2,
+            r"^1 of 3 runs failed \(finished runs are kept\):",
+            files={
+                "s.toml": SHORT,
+                "c.toml": _campaign("s.toml", seeds="[1, 2, 3]"),
+                "engine.py": _DYING_ENGINE,
+            },
+            env={"QOSSIM_FAKE_ENGINE": "engine.py"},
+            keeps=("out",),
+            stored_runs=2,
+            timeout=180.0,
+            memory_cap=0 if backend == "ray" else None,
+            needs=module,
+            never=("Traceback",),
+        )
+        for backend, module in (("dask", "distributed"), ("ray", "ray"))
     ),
 )

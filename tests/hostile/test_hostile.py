@@ -10,14 +10,21 @@ was due), data lost (a store that lacks the runs it should keep, or leftovers) o
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import functools
+import importlib.util
 import os
 import re
 import resource
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -37,15 +44,61 @@ OUTCOMES = ("clean", "crash", "hang", "silent accept", "data lost", "wrong")
 TALLY: dict[str, str] = {}
 
 
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-    os.setsid()  # its own process group: signals go to it alone
+#: The table's cases whose backend can be imported here.
+CASES = tuple(c for c in C.CASES if c.needs is None or importlib.util.find_spec(c.needs))
+
+
+def _limits(cap: int | None = MEMORY_CAP) -> None:
+    if cap:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    os.setsid()  # its own session and process group: signals go to it alone
+
+
+@contextlib.contextmanager
+def _ray_env(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Ray in a temporary directory of its own (short: it holds sockets) with token
+    authentication, removed afterwards."""
+    temp = tempfile.mkdtemp(prefix="qr", dir="/tmp")
+    env = dict(env, RAY_TMPDIR=temp, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token")
+    env["RAY_AUTH_TOKEN"] = secrets.token_hex(16)
+    try:
+        yield env
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _session(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (a case's: it started it)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _orphans(sid: int, wait: float = 10.0) -> list[int]:
+    """Processes of session ``sid`` still alive ``wait`` s after its leader ended (then
+    killed)."""
+    end = time.monotonic() + wait
+    left = _session(sid)
+    while left and time.monotonic() < end:
+        time.sleep(0.2)
+        left = _session(sid)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return left
 
 
 def _env(extra: dict[str, str], folder: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("QOSSIM_FAKE_ENGINE", None)
     env.pop("QOSSIM_MEMORY_BUDGET", None)
+    env.pop("QOSSIM_EVENT_MEMORY_LIMIT", None)
     # Few threads: numerical libraries reserve address space per thread.
     env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     for k, v in extra.items():
@@ -86,19 +139,39 @@ def classify(case: C.Case, folder: Path) -> tuple[str, str]:
     for name, text in case.files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
-    try:
-        proc = subprocess.run(
+    cap = MEMORY_CAP if case.memory_cap is None else case.memory_cap
+    with contextlib.ExitStack() as stack:
+        env = _env(case.env, folder)
+        if case.needs == "ray":
+            env = stack.enter_context(_ray_env(env))
+        proc = subprocess.Popen(
             _command(case),
             cwd=folder,
-            env=_env(case.env, folder),
-            capture_output=True,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            timeout=case.timeout,
-            preexec_fn=_limits,
+            preexec_fn=functools.partial(_limits, cap),
         )
-    except subprocess.TimeoutExpired:
-        return "hang", f"over {case.timeout} s"
+        try:
+            stdout, stderr = proc.communicate(timeout=case.timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            _orphans(proc.pid, 0)
+            return "hang", f"over {case.timeout} s"
+        orphans = _orphans(proc.pid)
+    if orphans:
+        return "data lost", f"exit {proc.returncode}; processes left behind: {orphans}"
+    return _judge(
+        case, folder, subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    )
+
+
+def _judge(case: C.Case, folder: Path, proc: subprocess.CompletedProcess[str]) -> tuple[str, str]:
+    """Sort a finished case's answer into an outcome."""
     err = proc.stderr.splitlines()
     out = proc.stdout.splitlines()
     first = err[0] if err else (out[0] if out else "")
@@ -132,13 +205,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, st
     """Every table case, run three at a time."""
     root = tmp_path_factory.mktemp("hostile")
     with ThreadPoolExecutor(max_workers=3) as pool:
-        futures = {
-            c.name: pool.submit(classify, c, root / f"case{i}") for i, c in enumerate(C.CASES)
-        }
+        futures = {c.name: pool.submit(classify, c, root / f"case{i}") for i, c in enumerate(CASES)}
         return {name: f.result() for name, f in futures.items()}
 
 
-@pytest.mark.parametrize("case", C.CASES, ids=[c.name for c in C.CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case: C.Case, results: dict[str, tuple[str, str]]) -> None:
     outcome, seen = results[case.name]
     TALLY[case.name] = outcome
@@ -150,17 +221,23 @@ def test_case(case: C.Case, results: dict[str, tuple[str, str]]) -> None:
 _SLOW = C.BASE.replace("flows = 100", "flows = 20000").replace('"20s"', '"30s"')
 
 
-def _start(args: list[str], folder: Path, files: dict[str, str]) -> subprocess.Popen[str]:
+def _start(
+    args: list[str],
+    folder: Path,
+    files: dict[str, str],
+    env: dict[str, str] | None = None,
+    cap: int | None = MEMORY_CAP,
+) -> subprocess.Popen[str]:
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     return subprocess.Popen(
         [sys.executable, "-m", "qossim", *args],
         cwd=folder,
-        env=_env({}, folder),
+        env=env if env is not None else _env({}, folder),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_limits,
+        preexec_fn=functools.partial(_limits, cap),
     )
 
 
@@ -275,3 +352,95 @@ def test_signal_during_a_long_build(tmp_path: Path) -> None:
         outcome = "data lost"
     TALLY[name] = outcome
     assert outcome == "clean", f"{name}: exit {proc.returncode} after {took:.1f} s: {err!r}"
+
+
+# -- signals to a sweep on a Dask or Ray cluster started by the sweep ----------------
+
+BACKEND_SIGNAL_CASES = tuple(
+    (f"{how} to a {backend} sweep", backend, module, sig, group)
+    for backend, module in (("dask", "distributed"), ("ray", "ray"))
+    for how, sig, group in (
+        ("Ctrl-C", signal.SIGINT, True),
+        ("SIGTERM", signal.SIGTERM, False),
+        ("kill -9", signal.SIGKILL, False),
+    )
+    # Not yet for Ray: its dashboard and runtime-environment agents outlive a driver
+    # killed with SIGKILL (they do not share its fate, unlike Ray's other processes).
+    if (backend, sig) != ("ray", signal.SIGKILL)
+)
+
+
+def _backend_signal_case(backend: str, sig: int, group: bool, folder: Path) -> tuple[str, str]:
+    with contextlib.ExitStack() as stack:
+        env = _env({}, folder)
+        if backend == "ray":
+            env = stack.enter_context(_ray_env(env))
+        args = ["sweep", "c.toml", "--quiet", "--out", "out", "--jobs", "2", "--backend", backend]
+        cap = 0 if backend == "ray" else MEMORY_CAP
+        proc = _start(args, folder, _sweep_files(), env, cap)
+        # Once a run has started (its temporary directory is there), the cluster is up.
+        end = time.monotonic() + 150
+        while not _started(folder) and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            return "wrong", f"ended before the signal: exit {proc.returncode}: {err[-500:]!r}"
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            _orphans(proc.pid, 0)
+            return "hang", "the sweep did not stop"
+        left = _orphans(proc.pid)
+    first = err.splitlines()[0] if err.strip() else ""
+    seen = f"exit {proc.returncode}; first line {first[:300]!r}"
+    if left:
+        return "data lost", f"{seen}; processes left behind: {left}"
+    if sig == signal.SIGKILL:
+        # Nothing can be tidied by a process killed so; the next sweep removes its
+        # temporary files. What matters: the cluster went with it.
+        return "clean", seen
+    temps = [str(p) for p in folder.glob("out/**/*") if ".tmp-" in p.name]
+    if temps:
+        return "data lost", f"{seen}; temporary files left: {temps}"
+    if proc.returncode == 0:
+        return "silent accept", seen
+    if "Traceback" in err:
+        return "crash", f"{seen}; {err[-800:]!r}"
+    want = rf"^out: interrupted by {signal.Signals(sig).name}: (\d+) of 6 runs are stored"
+    match = re.search(want, first)
+    if proc.returncode != 128 + sig or not match:
+        return "wrong", f"{seen}; {err[-800:]!r}"
+    if int(match.group(1)) != _stored(folder):
+        return "data lost", f"{seen}; {_stored(folder)} runs stored"
+    return "clean", seen
+
+
+def _started(folder: Path) -> bool:
+    """True once a run of the sweep in ``folder`` has started or been stored."""
+    runs = folder / "out" / "runs"
+    return runs.is_dir() and any(".tmp-" in p.name or p.is_dir() for p in runs.iterdir())
+
+
+@pytest.mark.parametrize(
+    "name,backend,module,sig,group",
+    BACKEND_SIGNAL_CASES,
+    ids=[c[0] for c in BACKEND_SIGNAL_CASES],
+)
+def test_backend_signal(
+    name: str, backend: str, module: str, sig: int, group: bool, tmp_path: Path
+) -> None:
+    """A sweep on a cluster it started stops on Ctrl-C or SIGTERM: exit 130 or 143,
+    every stored run kept, nothing of the cluster left running; killed with SIGKILL, it
+    leaves nothing of the cluster running either."""
+    if not importlib.util.find_spec(module):
+        pytest.skip(f"{module} is not installed")
+    outcome, seen = _backend_signal_case(backend, sig, group, tmp_path)
+    TALLY[name] = outcome
+    assert outcome == "clean", f"{name}: {outcome}: {seen}"

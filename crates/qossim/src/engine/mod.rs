@@ -7,7 +7,12 @@
 
 pub mod queue;
 
-pub use queue::{BinaryHeapQueue, DefaultQueue, Entry, EventQueue, RadixHeapQueue, WheelQueue};
+pub use queue::{
+    set_event_memory_limit, BinaryHeapQueue, DefaultQueue, Entry, EventQueue, RadixHeapQueue,
+    WheelQueue,
+};
+
+use queue::make_room;
 
 use crate::time::Time;
 use std::collections::HashSet;
@@ -105,10 +110,11 @@ impl Ring {
         self.last <= time && lead <= self.reach
     }
 
+    /// Appends an entry; drops it when the ring cannot grow (see [`queue::make_room`]).
     #[inline]
     fn push_back(&mut self, time: Time, seq: u64, event: Event, lead: Time) {
-        if self.len == self.buf.len() {
-            self.grow();
+        if self.len == self.buf.len() && !self.grow() {
+            return;
         }
         // Field by field: an entry built whole on the stack is read back before its parts
         // are stored (a stall per event).
@@ -133,11 +139,15 @@ impl Ring {
         Some(e)
     }
 
-    /// Doubles the ring (at least 16 entries), entries in order from index 0.
+    /// Doubles the ring (at least 16 entries), entries in order from index 0; false
+    /// (nothing changed) when the memory cannot be had.
     #[cold]
-    fn grow(&mut self) {
+    fn grow(&mut self) -> bool {
         let cap = (2 * self.buf.len()).max(16);
-        let mut buf = Vec::with_capacity(cap);
+        let mut buf = Vec::new();
+        if !make_room(&mut buf, cap, self.len) {
+            return false;
+        }
         let n = self.buf.len();
         for i in 0..self.len {
             buf.push(self.buf[(self.head + i) & (n - 1)]);
@@ -145,6 +155,7 @@ impl Ring {
         buf.resize(cap, Held::EMPTY);
         self.buf = buf;
         self.head = 0;
+        true
     }
 }
 
@@ -385,11 +396,18 @@ impl<Q: EventQueue> Scheduler<Q> {
                 && r.kind == kind
                 && r.first_seq + r.agents.len() as u64 == seq
             {
-                r.agents.push(agent);
+                let n = r.agents.len();
+                if make_room(&mut r.agents, 1, n) {
+                    r.agents.push(agent);
+                }
                 return;
             }
         }
         let id = u32::try_from(self.runs.len()).expect("fewer than 2^32 runs pending");
+        let n = self.runs.len();
+        if !make_room(&mut self.runs, 1, n) {
+            return;
+        }
         self.runs.push(Run {
             time,
             first_seq: seq,
@@ -442,7 +460,8 @@ impl<Q: EventQueue> Scheduler<Q> {
     /// Cancels a pending event; it will be skipped when its time comes. Cancelling an event
     /// that already fired is harmless.
     pub fn cancel(&mut self, id: EventId) {
-        if id.0 < self.seq {
+        let n = self.cancelled.len();
+        if id.0 < self.seq && make_room(&mut self.cancelled, 1, n) {
             self.cancelled.insert(id.0);
         }
     }

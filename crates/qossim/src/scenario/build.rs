@@ -455,6 +455,12 @@ pub fn run(
     run_with(sc, seed, progress, &RunOptions::default())
 }
 
+/// Environment variable: the most bytes one store of pending events of a run may grow
+/// to (a size, e.g. `64KiB`; see [`crate::engine::set_event_memory_limit`]). Growing
+/// beyond it fails as when memory runs out: the run stops with an out-of-memory error.
+/// For tests of the whole process; unset in normal use.
+pub const EVENT_MEMORY_ENV: &str = "QOSSIM_EVENT_MEMORY_LIMIT";
+
 /// [`run`] with options (where traces go).
 pub fn run_with(
     sc: &Scenario,
@@ -465,6 +471,14 @@ pub fn run_with(
     let t0 = std::time::Instant::now();
     let seed = seed.unwrap_or(sc.run.seed);
     crate::metrics::take_growth_failure();
+    // A stand-in for memory running out while events pile up, for tests of processes
+    // (see `EVENT_MEMORY_ENV`); unset, the stores of events grow as memory allows.
+    if let Some(b) = std::env::var(EVENT_MEMORY_ENV)
+        .ok()
+        .and_then(|v| super::units::parse_size(&v).ok())
+    {
+        crate::engine::set_event_memory_limit(Some(usize::try_from(b).unwrap_or(usize::MAX)));
+    }
     if let Some(avail) = options.memory_available.or_else(memory_available) {
         let need = memory_estimate(sc);
         if need > avail {

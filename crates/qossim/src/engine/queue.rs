@@ -61,39 +61,30 @@ pub(crate) trait Growable {
     fn try_grow_to(&mut self, items: usize) -> bool;
 }
 
-impl<T> Growable for Vec<T> {
-    #[inline(always)]
-    fn held(&self) -> usize {
-        self.len()
-    }
-    #[inline(always)]
-    fn room(&self) -> usize {
-        self.capacity()
-    }
-    fn item_bytes(&self) -> usize {
-        std::mem::size_of::<T>()
-    }
-    fn try_grow_to(&mut self, items: usize) -> bool {
-        self.try_reserve_exact(items - self.len()).is_ok()
-    }
+/// [`Growable`] for a standard collection with `len`, `capacity` and `try_reserve_exact`.
+macro_rules! growable_collection {
+    ($($t:tt)*) => {
+        $($t)* {
+            #[inline(always)]
+            fn held(&self) -> usize {
+                self.len()
+            }
+            #[inline(always)]
+            fn room(&self) -> usize {
+                self.capacity()
+            }
+            fn item_bytes(&self) -> usize {
+                std::mem::size_of::<T>()
+            }
+            fn try_grow_to(&mut self, items: usize) -> bool {
+                self.try_reserve_exact(items - self.len()).is_ok()
+            }
+        }
+    };
 }
 
-impl<T: Ord> Growable for BinaryHeap<T> {
-    #[inline(always)]
-    fn held(&self) -> usize {
-        self.len()
-    }
-    #[inline(always)]
-    fn room(&self) -> usize {
-        self.capacity()
-    }
-    fn item_bytes(&self) -> usize {
-        std::mem::size_of::<T>()
-    }
-    fn try_grow_to(&mut self, items: usize) -> bool {
-        self.try_reserve_exact(items - self.len()).is_ok()
-    }
-}
+growable_collection!(impl<T> Growable for Vec<T>);
+growable_collection!(impl<T: Ord> Growable for BinaryHeap<T>);
 
 impl Growable for std::collections::HashSet<u64> {
     #[inline(always)]

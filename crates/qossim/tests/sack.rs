@@ -6,41 +6,15 @@
 //! tap at h0 logs the ACKs the sender receives.
 
 mod common;
+#[path = "common/tcp_path.rs"]
+mod tcp_path;
 
 use qossim::metrics::t_interval;
-use qossim::net::{LinkId, NodeId, PacketKind, PortHook, PortInfo};
-use qossim::queue::{DropTail, Limit};
+use qossim::net::{PacketKind, PortHook, PortInfo};
 use qossim::time::{to_secs, tx_time, Time, PS_PER_MS, PS_PER_S};
-use qossim::traffic::PacketTemplate;
-use qossim::transport::{
-    Congestion, CubicParams, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender, TcpStats,
-};
-use qossim::{Agent, AgentHandle, Ctx, Packet, Rng, World};
-use std::cell::RefCell;
-use std::rc::Rc;
-
-type Log = Rc<RefCell<Vec<(Time, u64)>>>;
-
-/// Logs (time, seq) of every data segment offered to the port.
-struct SendLog(Log);
-impl PortHook for SendLog {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
-        if pkt.kind == PacketKind::Data {
-            self.0.borrow_mut().push((now, pkt.seq));
-        }
-        true
-    }
-}
-
-/// Logs (time, ack) of every ACK arriving at a node.
-struct AckTap(Log);
-impl Agent for AckTap {
-    fn on_tap(&mut self, _node: NodeId, pkt: &Packet, ctx: &mut Ctx) {
-        if pkt.kind == PacketKind::Ack {
-            self.0.borrow_mut().push((ctx.now(), pkt.ack));
-        }
-    }
-}
+use qossim::transport::{Congestion, CubicParams, TcpConfig, TcpReceiverConfig, TcpStats};
+use qossim::{Packet, Rng};
+use tcp_path::{delivered, sender, Lossy, Path, Setup};
 
 /// Drops the first transmission of each of `seqs`.
 struct DropEach {
@@ -58,37 +32,6 @@ impl PortHook for DropEach {
             }
         }
         true
-    }
-}
-
-/// Drops each data segment independently with probability `p`.
-struct Lossy {
-    p: f64,
-    rng: Rng,
-}
-impl PortHook for Lossy {
-    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
-        pkt.kind != PacketKind::Data || !self.rng.bernoulli(self.p)
-    }
-}
-
-struct Path {
-    access_bps: u64,
-    access_delay: Time,
-    bottleneck_bps: u64,
-    bottleneck_delay: Time,
-    buffer: usize,
-}
-
-impl Path {
-    /// Round-trip time of a segment of `size` bytes and its `ack`-byte ACK through empty
-    /// queues.
-    fn base_rtt(&self, size: u32, ack: u32) -> Time {
-        2 * (self.access_delay + self.bottleneck_delay)
-            + tx_time(size, self.access_bps)
-            + tx_time(size, self.bottleneck_bps)
-            + tx_time(ack, self.access_bps)
-            + tx_time(ack, self.bottleneck_bps)
     }
 }
 
@@ -114,84 +57,19 @@ fn random_loss_path() -> Path {
     }
 }
 
-struct Setup {
-    w: World,
-    sender: AgentHandle<TcpRenoSender>,
-    receiver: AgentHandle<TcpReceiver>,
-    bottleneck: LinkId,
-    sends: Log,
-    acks: Log,
-}
-
 /// The connection over `path` with congestion control `congestion`, SACK on or off at
 /// both ends.
 fn setup(seed: u64, path: &Path, congestion: Congestion, sack: bool) -> Setup {
-    let mut w = World::new(seed);
-    let h0 = w.net.add_node("h0");
-    let r = w.net.add_node("r");
-    let h1 = w.net.add_node("h1");
-    let big = || Box::new(DropTail::new(Limit::Packets(100_000)));
-    let access = w
-        .net
-        .add_link("h0-r", h0, r, path.access_bps, path.access_delay, big());
-    let bottleneck = w.net.add_link(
-        "r-h1",
-        r,
-        h1,
-        path.bottleneck_bps,
-        path.bottleneck_delay,
-        Box::new(DropTail::new(Limit::Packets(path.buffer))),
-    );
-    w.net.add_link(
-        "h1-r",
-        h1,
-        r,
-        path.bottleneck_bps,
-        path.bottleneck_delay,
-        big(),
-    );
-    w.net
-        .add_link("r-h0", r, h0, path.access_bps, path.access_delay, big());
-    let g = w.flows.add_group("tcp");
     let rcfg = TcpReceiverConfig {
         sack,
         ..TcpReceiverConfig::default()
     };
-    let receiver = w.add_agent("rx", Box::new(TcpReceiver::new(rcfg)));
     let cfg = TcpConfig {
-        group: g,
         congestion,
         sack,
         ..TcpConfig::default()
     };
-    let sender = w.add_agent(
-        "tx",
-        Box::new(TcpRenoSender::new(
-            cfg,
-            PacketTemplate::new(h0, h1, receiver.id()),
-        )),
-    );
-    let sends: Log = Rc::default();
-    let acks: Log = Rc::default();
-    w.net.add_hook(access, Box::new(SendLog(sends.clone())));
-    let tap = w.add_agent("ack-tap", Box::new(AckTap(acks.clone())));
-    w.tap(h0, tap.id());
-    Setup {
-        w,
-        sender,
-        receiver,
-        bottleneck,
-        sends,
-        acks,
-    }
-}
-
-fn sender(s: &mut Setup) -> &mut TcpRenoSender {
-    s.w.agents.get_mut(s.sender).unwrap()
-}
-
-fn delivered(s: &mut Setup) -> u64 {
-    s.w.agents.get_mut(s.receiver).unwrap().delivered_segments()
+    tcp_path::setup(seed, path, cfg, rcfg)
 }
 
 /// What a run with scripted drops shows.

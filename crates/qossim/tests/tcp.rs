@@ -5,40 +5,16 @@
 //! the sender receives (a tap sees a packet in the same event, just before the agent).
 
 use qossim::metrics::t_interval;
-use qossim::net::{LinkId, NodeId, PacketKind, PortHook, PortInfo};
-use qossim::queue::{DropTail, Limit};
+use qossim::net::{PacketKind, PortHook, PortInfo};
 use qossim::time::{secs, to_secs, tx_time, Time, PS_PER_MS, PS_PER_S};
-use qossim::traffic::PacketTemplate;
-use qossim::transport::{
-    Congestion, CubicParams, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender,
-};
-use qossim::{Agent, AgentHandle, Ctx, Packet, Rng, World};
+use qossim::transport::{Congestion, CubicParams, TcpConfig, TcpReceiver, TcpReceiverConfig};
+use qossim::Packet;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-type Log = Rc<RefCell<Vec<(Time, u64)>>>;
-
-/// Logs (time, seq) of every data segment offered to the port.
-struct SendLog(Log);
-impl PortHook for SendLog {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
-        if pkt.kind == PacketKind::Data {
-            self.0.borrow_mut().push((now, pkt.seq));
-        }
-        true
-    }
-}
-
-/// Drops each data segment independently with probability `p`.
-struct Lossy {
-    p: f64,
-    rng: Rng,
-}
-impl PortHook for Lossy {
-    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
-        pkt.kind != PacketKind::Data || !self.rng.bernoulli(self.p)
-    }
-}
+#[path = "common/tcp_path.rs"]
+mod tcp_path;
+use tcp_path::{delivered, sender, setup, Lossy, Path, Setup};
 
 /// Drops the first transmission of segment `seq`.
 struct DropOnce {
@@ -64,112 +40,6 @@ impl PortHook for Blackout {
     fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
         pkt.kind != PacketKind::Data || now < self.from || now >= self.to
     }
-}
-
-/// Logs (time, ack) of every ACK arriving at a node.
-struct AckTap(Log);
-impl Agent for AckTap {
-    fn on_tap(&mut self, _node: NodeId, pkt: &Packet, ctx: &mut Ctx) {
-        if pkt.kind == PacketKind::Ack {
-            self.0.borrow_mut().push((ctx.now(), pkt.ack));
-        }
-    }
-}
-
-struct Path {
-    /// Access link rate (both directions), bits per second.
-    access_bps: u64,
-    /// Access link delay.
-    access_delay: Time,
-    /// Bottleneck rate (both directions).
-    bottleneck_bps: u64,
-    /// Bottleneck delay.
-    bottleneck_delay: Time,
-    /// Bottleneck buffer, packets.
-    buffer: usize,
-}
-
-impl Path {
-    /// Round-trip time of a segment of `size` bytes and its `ack`-byte ACK through empty
-    /// queues.
-    fn base_rtt(&self, size: u32, ack: u32) -> Time {
-        2 * (self.access_delay + self.bottleneck_delay)
-            + tx_time(size, self.access_bps)
-            + tx_time(size, self.bottleneck_bps)
-            + tx_time(ack, self.access_bps)
-            + tx_time(ack, self.bottleneck_bps)
-    }
-}
-
-struct Setup {
-    w: World,
-    sender: AgentHandle<TcpRenoSender>,
-    receiver: AgentHandle<TcpReceiver>,
-    access: LinkId,
-    bottleneck: LinkId,
-    sends: Log,
-    acks: Log,
-}
-
-fn setup(seed: u64, path: &Path, cfg: TcpConfig, rcfg: TcpReceiverConfig) -> Setup {
-    let mut w = World::new(seed);
-    let h0 = w.net.add_node("h0");
-    let r = w.net.add_node("r");
-    let h1 = w.net.add_node("h1");
-    let big = || Box::new(DropTail::new(Limit::Packets(100_000)));
-    let access = w
-        .net
-        .add_link("h0-r", h0, r, path.access_bps, path.access_delay, big());
-    let bottleneck = w.net.add_link(
-        "r-h1",
-        r,
-        h1,
-        path.bottleneck_bps,
-        path.bottleneck_delay,
-        Box::new(DropTail::new(Limit::Packets(path.buffer))),
-    );
-    w.net.add_link(
-        "h1-r",
-        h1,
-        r,
-        path.bottleneck_bps,
-        path.bottleneck_delay,
-        big(),
-    );
-    w.net
-        .add_link("r-h0", r, h0, path.access_bps, path.access_delay, big());
-    let g = w.flows.add_group("tcp");
-    let receiver = w.add_agent("rx", Box::new(TcpReceiver::new(rcfg)));
-    let cfg = TcpConfig { group: g, ..cfg };
-    let sender = w.add_agent(
-        "tx",
-        Box::new(TcpRenoSender::new(cfg, PacketTemplate::new(h0, h1, receiver.id())).trace(true)),
-    );
-    let sends: Log = Rc::default();
-    let acks: Log = Rc::default();
-    w.net.add_hook(access, Box::new(SendLog(sends.clone())));
-    let tap = w.add_agent("ack-tap", Box::new(AckTap(acks.clone())));
-    w.tap(h0, tap.id());
-    Setup {
-        w,
-        sender,
-        receiver,
-        access,
-        bottleneck,
-        sends,
-        acks,
-    }
-}
-
-fn delivered(s: &mut Setup) -> u64 {
-    s.w.agents
-        .get_mut::<TcpReceiver>(s.receiver)
-        .unwrap()
-        .delivered_segments()
-}
-
-fn sender(s: &mut Setup) -> &mut TcpRenoSender {
-    s.w.agents.get_mut::<TcpRenoSender>(s.sender).unwrap()
 }
 
 /// Goodput (payload bit/s) over [t1, t2].

@@ -14,7 +14,7 @@ use qossim::net::{PacketKind, PortHook, PortInfo};
 use qossim::time::{to_secs, tx_time, Time, PS_PER_MS, PS_PER_S};
 use qossim::transport::{Congestion, CubicParams, TcpConfig, TcpReceiverConfig, TcpStats};
 use qossim::{Packet, Rng};
-use tcp_path::{delivered, sender, Lossy, Path, Setup};
+use tcp_path::{assert_mathis_band, delivered, sender, Lossy, Path, Setup};
 
 /// Drops the first transmission of each of `seqs`.
 struct DropEach {
@@ -280,13 +280,7 @@ fn sack_random_loss_throughput_matches_mathis() {
         e.half_width,
         e.mean / mathis
     );
-    assert!(
-        e.mean + e.half_width >= 0.7 * mathis
-            && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
-        "{} +- {} vs Mathis {mathis}",
-        e.mean,
-        e.half_width
-    );
+    assert_mathis_band("newreno+sack", &e, mathis);
 }
 
 /// A scenario turns SACK on per traffic entry (both ends), runs it, and refuses it with

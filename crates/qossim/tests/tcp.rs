@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 #[path = "common/tcp_path.rs"]
 mod tcp_path;
-use tcp_path::{delivered, sender, setup, Lossy, Path, Setup};
+use tcp_path::{assert_mathis_band, delivered, sender, setup, Lossy, Path, Setup};
 
 /// Drops the first transmission of segment `seq`.
 struct DropOnce {
@@ -194,13 +194,7 @@ fn random_loss_throughput_matches_mathis() {
             e.half_width,
             e.mean / mathis
         );
-        assert!(
-            e.mean + e.half_width >= 0.7 * mathis
-                && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
-            "p = {p}: {} +- {} vs Mathis {mathis}",
-            e.mean,
-            e.half_width
-        );
+        assert_mathis_band(&format!("p = {p}"), &e, mathis);
     }
 }
 
@@ -467,14 +461,7 @@ fn assert_in_mathis_band(congestion: Congestion, p: f64) {
         e.half_width,
         e.mean / mathis
     );
-    assert!(
-        e.mean + e.half_width >= 0.7 * mathis
-            && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
-        "{}: {} +- {} vs Mathis {mathis}",
-        congestion.name(),
-        e.mean,
-        e.half_width
-    );
+    assert_mathis_band(congestion.name(), &e, mathis);
 }
 
 /// CUBIC's window follows its cubic curve between two losses (RFC 9438, section 4.2):

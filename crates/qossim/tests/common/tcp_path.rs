@@ -147,3 +147,16 @@ pub fn delivered(s: &mut Setup) -> u64 {
 pub fn sender(s: &mut Setup) -> &mut TcpRenoSender {
     s.w.agents.get_mut::<TcpRenoSender>(s.sender).unwrap()
 }
+
+/// Asserts that the confidence interval `e` of a throughput (segments/s) meets Mathis's
+/// band `[0.7 B, 1.31/sqrt(1.5) B]` around `mathis` = B (the band is derived at
+/// `random_loss_throughput_matches_mathis` in `tests/tcp.rs`); `label` names the case.
+pub fn assert_mathis_band(label: &str, e: &qossim::metrics::Estimate, mathis: f64) {
+    assert!(
+        e.mean + e.half_width >= 0.7 * mathis
+            && e.mean - e.half_width <= 1.31 / 1.5f64.sqrt() * mathis,
+        "{label}: {} +- {} vs Mathis {mathis}",
+        e.mean,
+        e.half_width
+    );
+}

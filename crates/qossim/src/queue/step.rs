@@ -12,13 +12,12 @@
 //! - There is no averaging and no randomness: the decision depends only on the queue
 //!   at the arrival instant.
 
-use super::{Dequeue, DropCause, DropLog, Limit, QueueDisc, QueueKind};
+use super::{Dequeue, DropCause, DropLog, DropTail, Limit, QueueDisc, QueueKind};
 use crate::decl::{self, limit_value, Absent, Bounds, Param, Type, Values};
 use crate::metrics::declared::{stat, Stat, Window::AfterWarmup};
 use crate::packet::{marks, Packet};
 use crate::scenario::QueueSpec;
 use crate::time::Time;
-use std::collections::VecDeque;
 
 /// The step queue's statistics (`link.{link}.` keys).
 pub const STATS: &[Stat] = &[stat(
@@ -97,11 +96,11 @@ pub struct StepCounters {
     pub overflow_drops: u64,
 }
 
-/// A step-marking FIFO (see the module documentation).
+/// A step-marking FIFO (see the module documentation): a drop-tail FIFO that marks on
+/// the way in.
 pub struct Step {
-    p: StepParams,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    k: Limit,
+    fifo: DropTail,
     counters: StepCounters,
 }
 
@@ -112,9 +111,8 @@ impl Step {
             panic!("step marking: {e}");
         }
         Step {
-            p,
-            q: VecDeque::new(),
-            bytes: 0,
+            k: p.k,
+            fifo: DropTail::new(p.limit),
             counters: StepCounters::default(),
         }
     }
@@ -124,25 +122,18 @@ impl Step {
         self.counters
     }
 
-    fn fits(&self, size: u32) -> bool {
-        match self.p.limit {
-            Limit::Packets(n) => self.q.len() < n,
-            Limit::Bytes(b) => self.bytes + size as u64 <= b,
-        }
-    }
-
     fn above_k(&self) -> bool {
-        match self.p.k {
-            Limit::Packets(n) => self.q.len() > n,
-            Limit::Bytes(b) => self.bytes > b,
+        match self.k {
+            Limit::Packets(n) => self.fifo.len() > n,
+            Limit::Bytes(b) => self.fifo.bytes() > b,
         }
     }
 }
 
 impl QueueDisc for Step {
-    fn enqueue(&mut self, mut pkt: Packet, _now: Time, drops: &mut DropLog) {
+    fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut DropLog) {
         self.counters.arrivals += 1;
-        if !self.fits(pkt.size) {
+        if !self.fifo.fits(pkt.size) {
             self.counters.overflow_drops += 1;
             drops.record(&pkt, DropCause::Overflow);
             return;
@@ -151,26 +142,19 @@ impl QueueDisc for Step {
             pkt.set(marks::ECN_CE);
             self.counters.marks += 1;
         }
-        self.bytes += pkt.size as u64;
-        self.q.push_back(pkt);
+        self.fifo.enqueue(pkt, now, drops);
     }
-    fn dequeue(&mut self, _now: Time) -> Dequeue {
-        match self.q.pop_front() {
-            Some(p) => {
-                self.bytes -= p.size as u64;
-                Dequeue::Packet(p)
-            }
-            None => Dequeue::Empty,
-        }
+    fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.fifo.dequeue(now)
     }
     fn len(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
     fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
-        self.q.iter().for_each(f);
+        self.fifo.for_each_queued(f);
     }
     fn report(&self, out: &mut Vec<(String, f64)>) {
         let c = &self.counters;

@@ -1,18 +1,21 @@
 // The TCP benchmark in ns-3: N TCP bulk transfers across a dumbbell whose 10 Mb/s
 // bottleneck (5 ms) has a RED queue (thresholds 5 and 15 packets, limit 100); host i's
 // access links (100 Mb/s) give it a round-trip propagation time of 50 + 100*i/(N-1) ms.
-// 1460-byte segments: with the TCP timestamp option (12 bytes) a segment is a 1512-byte
-// IP packet, which the 1500-byte MTU splits into two fragments (1502 and 34 bytes on the
-// wire), and the RED queue counts both. Every configuration tried that avoids this
-// (1448-byte segments, a 1512-byte MTU, timestamps off, a byte-counting RED, thresholds
-// and limit doubled) crashes ns-3.37 in TcpRateLinux::SkbSent within seconds of
-// simulated time, so it stays. A 64-segment
-// receive window, an ACK for every segment; connections start uniformly within the first
-// second. --variant picks the congestion control: newreno (TcpNewReno, the default) or
-// cubic (TcpCubic, HyStart off). SACK and timestamps stay at ns-3's defaults (on).
+// 1460-byte segments, an ACK for every segment; connections start uniformly within the
+// first second. --variant picks the congestion control: newreno (TcpNewReno, the default)
+// or cubic (TcpCubic, HyStart off), both with SACK (ns-3's default).
+// Two ns-3.37 behaviours shape the like-with-like settings bench/compare.sh uses:
+// - With the TCP timestamp option (ns-3's default) a segment is a 1512-byte IP packet,
+//   which the 1500-byte MTU splits into two fragments (1502 and 34 bytes on the wire),
+//   and the RED queue counts both. --timestamps 0 gives 1500-byte packets, as on the
+//   qossim side.
+// - A SACK sender held by its receive window when a loss is found crashes ns-3.37 in
+//   TcpRateLinux::SkbSent (one connection with a 64- or 128-segment window does within
+//   2 s). --rwnd 1000, a window no connection of this dumbbell reaches, runs.
 // Where ns-3's defaults differ from the qossim side's model they are set to match it:
 // the classic (RFC 6675-style) recovery instead of PRR, no limited transmit, an initial
-// window of one segment, a 200-ms minimum RTO.
+// window of one segment, a 200-ms minimum RTO. --cwnd-trace FILE records connection
+// --cwnd-conn's window at every change (time in s, window in segments).
 //
 // Prints one line in the format of bench/qossim-bench/src/tcp.rs.
 #include "ns3/applications-module.h"
@@ -31,6 +34,17 @@
 
 using namespace ns3;
 
+/// Where --cwnd-trace writes, and the segment size its windows are counted in.
+static std::FILE* g_cwnd_out = nullptr;
+static double g_cwnd_mss = 1460.0;
+
+/// Writes one window change: the time (s) and the new window (segments).
+static void
+CwndChanged(uint32_t, uint32_t now)
+{
+    std::fprintf(g_cwnd_out, "%.9f %.4f\n", Simulator::Now().GetSeconds(), now / g_cwnd_mss);
+}
+
 int
 main(int argc, char* argv[])
 {
@@ -42,6 +56,10 @@ main(int argc, char* argv[])
     bool limited = false;
     uint32_t init_cwnd = 1;
     uint32_t min_rto_ms = 200;
+    uint32_t rwnd = 64;
+    bool timestamps = true;
+    std::string cwnd_trace;
+    uint32_t cwnd_conn = 0;
     CommandLine cmd;
     cmd.AddValue("flows", "number of TCP connections", flows);
     cmd.AddValue("sim", "simulated seconds", sim);
@@ -51,6 +69,11 @@ main(int argc, char* argv[])
     cmd.AddValue("limited-transmit", "limited transmit (ns-3's default: on)", limited);
     cmd.AddValue("init-cwnd", "initial window, segments (ns-3's default: 10)", init_cwnd);
     cmd.AddValue("min-rto-ms", "minimum RTO, ms (ns-3's default: 1000)", min_rto_ms);
+    cmd.AddValue("rwnd", "receive window, segments", rwnd);
+    cmd.AddValue("timestamps", "the TCP timestamp option (ns-3's default: on)", timestamps);
+    cmd.AddValue("cwnd-trace", "file for one connection's window (time s, cwnd segments)",
+                 cwnd_trace);
+    cmd.AddValue("cwnd-conn", "the connection whose window --cwnd-trace records", cwnd_conn);
     // Accept "--flows N" as well as "--flows=N".
     std::vector<std::string> args;
     for (int i = 0; i < argc; i++)
@@ -101,11 +124,10 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(init_cwnd));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(min_rto_ms)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(timestamps));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(64 * mss));
-    // SACK and timestamps stay on, ns-3's defaults: turning either off crashes the
-    // 3.37 build in TcpRateLinux::SkbSent.
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(rwnd * mss));
 
     NodeContainer senders;
     senders.Create(flows);
@@ -160,6 +182,16 @@ main(int argc, char* argv[])
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
+    if (!cwnd_trace.empty())
+    {
+        g_cwnd_out = std::fopen(cwnd_trace.c_str(), "w");
+        if (g_cwnd_out == nullptr)
+        {
+            std::fprintf(stderr, "--cwnd-trace: cannot write '%s'\n", cwnd_trace.c_str());
+            return 2;
+        }
+        g_cwnd_mss = mss;
+    }
     Ptr<UniformRandomVariable> start = CreateObject<UniformRandomVariable>();
     std::vector<Ptr<PacketSink>> apps;
     for (uint32_t i = 0; i < flows; i++)
@@ -172,7 +204,17 @@ main(int argc, char* argv[])
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
         bulk.SetAttribute("SendSize", UintegerValue(mss));
         ApplicationContainer c = bulk.Install(senders.Get(i));
-        c.Start(Seconds(start->GetValue(0.0, 1.0)));
+        double at = start->GetValue(0.0, 1.0);
+        c.Start(Seconds(at));
+        if (!cwnd_trace.empty() && i == cwnd_conn)
+        {
+            // The socket exists once the application has started.
+            Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(c.Get(0));
+            Simulator::Schedule(Seconds(at) + NanoSeconds(1), [app]() {
+                app->GetSocket()->TraceConnectWithoutContext("CongestionWindow",
+                                                             MakeCallback(&CwndChanged));
+            });
+        }
     }
     Simulator::Stop(Seconds(sim));
     Simulator::Run();
@@ -194,6 +236,10 @@ main(int argc, char* argv[])
         list += buf;
     }
     Simulator::Destroy();
+    if (g_cwnd_out != nullptr)
+    {
+        std::fclose(g_cwnd_out);
+    }
     std::vector<double> sorted = g;
     std::sort(sorted.begin(), sorted.end());
     // Nearest-rank percentile of the sorted goodputs.

@@ -1,8 +1,8 @@
 //! The TCP benchmark: N TCP bulk transfers (default 50) across a dumbbell whose 10 Mb/s
 //! bottleneck (5 ms) has a RED queue; host i's access links (100 Mb/s) give it a
 //! round-trip propagation time of 50 + 100·i/(N−1) ms. 1500-byte segments (1460 bytes of
-//! payload), a 64-segment window, an ACK for every segment, no timestamps; connections
-//! start uniformly within the first second. `--variant` picks the congestion control:
+//! payload), a 64-segment window (`--rwnd N` segments), an ACK for every segment, no
+//! timestamps; connections start uniformly within the first second. `--variant` picks the congestion control:
 //! `reno` (the default: Reno without SACK), `newreno-sack` (NewReno with SACK recovery)
 //! or `cubic-sack` (CUBIC with SACK recovery).
 //!
@@ -13,6 +13,9 @@
 //! connection over the whole run (percentiles by the nearest-rank rule, J is Jain's
 //! fairness index (sum g)^2 / (N sum g^2)) and the list gives every connection's goodput
 //! in connection order. The wall time covers building and running.
+//!
+//! `--cwnd-trace PATH` writes connection `--cwnd-conn I`'s (default 0) window at every
+//! change, one `time_s cwnd_segments` line each (as `bench/ns3/tcp.cc` does).
 
 mod args;
 use args::arg;
@@ -21,9 +24,16 @@ use qossim::scenario;
 use std::fmt::Write;
 use std::path::Path;
 
-/// The scenario text for `n` connections and `sim` seconds, each connection's entry
-/// ending with `variant` (TOML lines).
-fn scenario_text(n: usize, sim: f64, seed: u64, variant: &str) -> String {
+/// What a run is asked for besides its size: the receive window (segments), the variant's
+/// TOML lines and the connection whose window is recorded, if any.
+struct Options<'a> {
+    rwnd: u64,
+    variant: &'a str,
+    cwnd_conn: Option<usize>,
+}
+
+/// The scenario text for `n` connections and `sim` seconds.
+fn scenario_text(n: usize, sim: f64, seed: u64, o: &Options) -> String {
     let mut t = String::new();
     writeln!(
         t,
@@ -57,9 +67,13 @@ fn scenario_text(n: usize, sim: f64, seed: u64, variant: &str) -> String {
         writeln!(
             t,
             "[[traffic]]\nname = \"c{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\nmodel = \"tcp\"\n\
-             packet_size = \"1500B\"\nwnd = 64\nstart_spread = \"1s\"\n{variant}\n"
+             packet_size = \"1500B\"\nwnd = {}\nstart_spread = \"1s\"\n{}\n",
+            o.rwnd, o.variant
         )
         .unwrap();
+    }
+    if let Some(i) = o.cwnd_conn {
+        writeln!(t, "[[metric]]\nkind = \"tcp_window\"\ntraffic = \"c{i}\"\n").unwrap();
     }
     t
 }
@@ -90,12 +104,31 @@ fn main() {
         .position(|a| a == "--variant")
         .and_then(|i| args.get(i + 1))
         .map_or("reno", |v| v.as_str());
-    let text = scenario_text(n, sim, seed, variant_lines(variant));
+    let trace = args
+        .iter()
+        .position(|a| a == "--cwnd-trace")
+        .and_then(|i| args.get(i + 1));
+    let conn = arg("--cwnd-conn", 0.0) as usize;
+    let opts = Options {
+        rwnd: arg("--rwnd", 64.0) as u64,
+        variant: variant_lines(variant),
+        cwnd_conn: trace.map(|_| conn),
+    };
+    let text = scenario_text(n, sim, seed, &opts);
     let t0 = std::time::Instant::now();
     let sc = qossim::parse(&text, "tcp-bench.toml", Path::new("."), &[])
         .unwrap_or_else(|d| panic!("{d:#?}"));
     let out = scenario::run(&sc, None, &mut |_| true).expect("run");
     let wall = t0.elapsed().as_secs_f64();
+    if let Some(path) = trace {
+        let name = format!("tcp.c{conn}.0.cwnd");
+        let s = out.series.iter().find(|s| s.name == name).expect("the window series");
+        let mut w = String::new();
+        for (t, v) in s.t.iter().zip(&s.v) {
+            writeln!(w, "{t:.9} {v:.4}").unwrap();
+        }
+        std::fs::write(path, w).unwrap_or_else(|e| panic!("--cwnd-trace: {path}: {e}"));
+    }
     let num = |k: &str| out.summary.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
     let goodputs: Vec<f64> = (0..n)
         .map(|i| num(&format!("agent.tcp.c{i}.0.rx.goodput_bps")) / 1e6)

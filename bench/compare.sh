@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side run of the reference scenario in qossim, ns-3 and the
 # hand-written baseline, then of the TCP scenario in qossim and ns-3, once per
-# TCP variant (Reno, NewReno + SACK, CUBIC + SACK). Each program runs --reps
+# TCP variant (Reno, NewReno + SACK, CUBIC + SACK, DCTCP + SACK). Each program runs --reps
 # times; the run with the smallest wall time is kept. Prints one line per
 # program, then speedups computed from pkts_per_wall_s, and for each TCP
 # variant both sides' per-connection goodput distributions.
@@ -149,7 +149,9 @@ ratio qossim/baseline "$qossim_line" "$baseline_line" 2
 # 50 TCP bulk transfers over a 10 Mb/s RED bottleneck, RTTs 50-150 ms, 100 s simulated
 # (bench/qossim-bench/src/tcp.rs, bench/ns3/tcp.cc), for each variant: qossim's Reno
 # (no SACK) against ns-3's NewReno (SACK on: not like with like), qossim's NewReno + SACK
-# against ns-3's NewReno + SACK, qossim's CUBIC + SACK against ns-3's CUBIC + SACK. Both
+# against ns-3's NewReno + SACK, qossim's CUBIC + SACK against ns-3's CUBIC + SACK,
+# qossim's DCTCP + SACK against ns-3's DCTCP (both with ECN and a step-marking bottleneck
+# in place of RED: marked when 18 or more packets are queued). Both
 # sides run without the timestamp option (with it, ns-3 fragments every 1512-byte packet)
 # and with a 1000-segment receive window, which no connection reaches (ns-3.37 crashes
 # when a SACK sender is held by a smaller one during recovery; see bench/ns3/tcp.cc).
@@ -204,7 +206,7 @@ goodputs() {
 }
 
 declare -A ns3_tcp_lines
-for pair in reno:newreno newreno-sack:newreno cubic-sack:cubic; do
+for pair in reno:newreno newreno-sack:newreno cubic-sack:cubic dctcp-sack:dctcp; do
     qv="${pair%%:*}"
     nv="${pair##*:}"
     q_line=""

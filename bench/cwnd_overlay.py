@@ -4,9 +4,10 @@ Runs the TCP benchmark of both simulators (``bench/qossim-bench/src/tcp.rs`` and
 ``bench/ns3/tcp.cc``, the settings ``bench/compare.sh`` uses: 50 connections, 100 s,
 no timestamps, a 1000-segment receive window) once per variant and connection, each
 recording that connection's window at every change, and draws ``cwnd_overlay.png``
-beside this file: one panel per variant (NewReno + SACK, CUBIC + SACK) and connection
+beside this file: one panel per variant (NewReno, CUBIC and DCTCP, each with SACK) and connection
 (the shortest round trip, 50 ms, and the longest, 150 ms). It also prints, per panel,
-the time-weighted mean window of each side over the run after the first 5 s.
+the time-weighted mean window of each side over the run after the first 5 s and the
+share of that time it spends below 2 segments.
 
     python bench/cwnd_overlay.py [--seed S]
 
@@ -30,7 +31,11 @@ QOSSIM = ROOT / "target" / "release" / "tcp"
 NS3 = ROOT / "bench" / "ns3" / "build" / "tcp"
 COMMON = ["--flows", "50", "--sim", "100", "--rwnd", "1000"]
 # (label, qossim variant, ns-3 variant)
-VARIANTS = [("NewReno + SACK", "newreno-sack", "newreno"), ("CUBIC + SACK", "cubic-sack", "cubic")]
+VARIANTS = [
+    ("NewReno + SACK", "newreno-sack", "newreno"),
+    ("CUBIC + SACK", "cubic-sack", "cubic"),
+    ("DCTCP + SACK", "dctcp-sack", "dctcp"),
+]
 # (connection, its round-trip propagation time)
 CONNECTIONS = [(0, "50 ms"), (49, "150 ms")]
 
@@ -56,6 +61,12 @@ def mean_window(t: list[float], w: list[float], start: float, end: float) -> flo
     return total / (end - start)
 
 
+def share_below(t: list[float], w: list[float], level: float, start: float, end: float) -> float:
+    """The share of [start, end] the step function (value w[i] from t[i]) spends below level."""
+    below = [1.0 if x < level else 0.0 for x in w]
+    return mean_window(t, below, start, end)
+
+
 def main() -> None:
     """Runs both programs per panel and draws the figure."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,7 +79,7 @@ def main() -> None:
         cwd=ROOT,
         check=True,
     )
-    fig, axes = plt.subplots(len(VARIANTS), len(CONNECTIONS), figsize=(11, 6.5), sharex=True)
+    fig, axes = plt.subplots(len(VARIANTS), len(CONNECTIONS), figsize=(11, 9.5), sharex=True)
     with tempfile.TemporaryDirectory() as tmp:
         for r, (label, qv, nv) in enumerate(VARIANTS):
             for c, (conn, rtt) in enumerate(CONNECTIONS):
@@ -90,9 +101,11 @@ def main() -> None:
                     t, w = traces[side]
                     ax.step(t, w, where="post", color=style, lw=0.8, label=side)
                 means = {s: mean_window(*traces[s], 5.0, 100.0) for s in traces}
+                low = {s: 100 * share_below(*traces[s], 2.0, 5.0, 100.0) for s in traces}
                 print(
-                    f"{label}, connection {conn} (RTT {rtt}): mean window after 5 s "
-                    f"qossim {means['qossim']:.2f}, ns-3 {means['ns-3']:.2f} segments"
+                    f"{label}, connection {conn} (RTT {rtt}), after 5 s: mean window "
+                    f"qossim {means['qossim']:.2f}, ns-3 {means['ns-3']:.2f} segments; "
+                    f"below 2 segments qossim {low['qossim']:.1f} %, ns-3 {low['ns-3']:.1f} %"
                 )
                 ax.set_title(f"{label}, connection {conn} (round trip {rtt})", fontsize=10)
                 ax.set_ylabel("cwnd (segments)")

@@ -3,7 +3,8 @@
 // access links (100 Mb/s) give it a round-trip propagation time of 50 + 100*i/(N-1) ms.
 // 1460-byte segments, an ACK for every segment; connections start uniformly within the
 // first second. --variant picks the congestion control: newreno (TcpNewReno, the default)
-// or cubic (TcpCubic, HyStart off), both with SACK (ns-3's default).
+// or cubic (TcpCubic, HyStart off), both with SACK (ns-3's default), or dctcp (TcpDctcp
+// with ECN, SACK on, the bottleneck's RED set to mark at an instantaneous queue of 18).
 // Two ns-3.37 behaviours shape the like-with-like settings bench/compare.sh uses:
 // - With the TCP timestamp option (ns-3's default) a segment is a 1512-byte IP packet,
 //   which the 1500-byte MTU splits into two fragments (1502 and 34 bytes on the wire),
@@ -64,7 +65,7 @@ main(int argc, char* argv[])
     cmd.AddValue("flows", "number of TCP connections", flows);
     cmd.AddValue("sim", "simulated seconds", sim);
     cmd.AddValue("seed", "seed", seed);
-    cmd.AddValue("variant", "congestion control: newreno or cubic", variant);
+    cmd.AddValue("variant", "congestion control: newreno, cubic or dctcp", variant);
     cmd.AddValue("recovery", "loss recovery: classic or prr (ns-3's default)", recovery);
     cmd.AddValue("limited-transmit", "limited transmit (ns-3's default: on)", limited);
     cmd.AddValue("init-cwnd", "initial window, segments (ns-3's default: 10)", init_cwnd);
@@ -109,9 +110,14 @@ main(int argc, char* argv[])
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCubic::GetTypeId()));
         Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
     }
+    else if (variant == "dctcp")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::On));
+    }
     else
     {
-        std::fprintf(stderr, "--variant: unknown '%s'; expected newreno or cubic\n",
+        std::fprintf(stderr, "--variant: unknown '%s'; expected newreno, cubic or dctcp\n",
                      variant.c_str());
         return 2;
     }
@@ -144,15 +150,35 @@ main(int argc, char* argv[])
     bottleneck.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
     NetDeviceContainer bdev = bottleneck.Install(routers.Get(0), routers.Get(1));
     TrafficControlHelper red;
-    red.SetRootQueueDisc("ns3::RedQueueDisc",
-                         "MinTh", DoubleValue(5),
-                         "MaxTh", DoubleValue(15),
-                         "LInterm", DoubleValue(10),
-                         "QW", DoubleValue(0.002),
-                         "MeanPktSize", UintegerValue(1500),
-                         "LinkBandwidth", StringValue("10Mbps"),
-                         "LinkDelay", StringValue("5ms"),
-                         "MaxSize", QueueSizeValue(QueueSize("100p")));
+    if (variant == "dctcp")
+    {
+        // Step marking at K = 18 packets: with the instantaneous queue as RED's average
+        // (QW 1) and both thresholds at K, every ECN-capable arrival that finds K or more
+        // packets queued is marked.
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MinTh", DoubleValue(18),
+                             "MaxTh", DoubleValue(18),
+                             "QW", DoubleValue(1.0),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false),
+                             "Gentle", BooleanValue(false),
+                             "MeanPktSize", UintegerValue(1500),
+                             "LinkBandwidth", StringValue("10Mbps"),
+                             "LinkDelay", StringValue("5ms"),
+                             "MaxSize", QueueSizeValue(QueueSize("100p")));
+    }
+    else
+    {
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MinTh", DoubleValue(5),
+                             "MaxTh", DoubleValue(15),
+                             "LInterm", DoubleValue(10),
+                             "QW", DoubleValue(0.002),
+                             "MeanPktSize", UintegerValue(1500),
+                             "LinkBandwidth", StringValue("10Mbps"),
+                             "LinkDelay", StringValue("5ms"),
+                             "MaxSize", QueueSizeValue(QueueSize("100p")));
+    }
     red.Install(bdev.Get(0));
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1000p")));

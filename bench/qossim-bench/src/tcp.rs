@@ -3,8 +3,10 @@
 //! round-trip propagation time of 50 + 100·i/(N−1) ms. 1500-byte segments (1460 bytes of
 //! payload), a 64-segment window (`--rwnd N` segments), an ACK for every segment, no
 //! timestamps; connections start uniformly within the first second. `--variant` picks the congestion control:
-//! `reno` (the default: Reno without SACK), `newreno-sack` (NewReno with SACK recovery)
-//! or `cubic-sack` (CUBIC with SACK recovery).
+//! `reno` (the default: Reno without SACK), `newreno-sack` (NewReno with SACK recovery),
+//! `cubic-sack` (CUBIC with SACK recovery) or `dctcp-sack` (DCTCP with ECN and SACK, the
+//! bottleneck a step-marking queue that marks arrivals finding more than 17 packets
+//! queued, i.e. 18 or more, with the same 100-packet buffer).
 //!
 //! Prints one line: `flows=N sim=Ts delivered_pkts=D wall=Ws pkts_per_wall_s=R
 //! goodput_mean_mbps=G goodput_min_mbps=A goodput_p10_mbps=.. goodput_median_mbps=..
@@ -57,12 +59,20 @@ fn scenario_text(n: usize, sim: f64, seed: u64, o: &Options) -> String {
         "bottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"5ms\"\n"
     )
     .unwrap();
-    writeln!(
-        t,
-        "[links.\"r0-r1\"]\nqueue = {{ kind = \"red\", min_th = 5, max_th = 15, max_p = 0.1, \
-         w_q = 0.002, limit = \"100p\", mean_pkt_size = \"1500B\" }}\n"
-    )
-    .unwrap();
+    if o.variant.contains("dctcp") {
+        writeln!(
+            t,
+            "[links.\"r0-r1\"]\nqueue = {{ kind = \"step\", k = \"17p\", limit = \"100p\" }}\n"
+        )
+        .unwrap();
+    } else {
+        writeln!(
+            t,
+            "[links.\"r0-r1\"]\nqueue = {{ kind = \"red\", min_th = 5, max_th = 15, max_p = 0.1, \
+             w_q = 0.002, limit = \"100p\", mean_pkt_size = \"1500B\" }}\n"
+        )
+        .unwrap();
+    }
     for i in 0..n {
         writeln!(
             t,
@@ -84,7 +94,10 @@ fn variant_lines(name: &str) -> &'static str {
         "reno" => "",
         "newreno-sack" => "congestion = \"newreno\"\nsack = true",
         "cubic-sack" => "congestion = \"cubic\"\nsack = true",
-        o => panic!("--variant: unknown {o:?}; expected reno, newreno-sack or cubic-sack"),
+        "dctcp-sack" => "congestion = \"dctcp\"\necn = true\nsack = true",
+        o => panic!(
+            "--variant: unknown {o:?}; expected reno, newreno-sack, cubic-sack or dctcp-sack"
+        ),
     }
 }
 
@@ -122,7 +135,11 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     if let Some(path) = trace {
         let name = format!("tcp.c{conn}.0.cwnd");
-        let s = out.series.iter().find(|s| s.name == name).expect("the window series");
+        let s = out
+            .series
+            .iter()
+            .find(|s| s.name == name)
+            .expect("the window series");
         let mut w = String::new();
         for (t, v) in s.t.iter().zip(&s.v) {
             writeln!(w, "{t:.9} {v:.4}").unwrap();

@@ -122,6 +122,36 @@ fn with_timestamps_every_ack_of_new_data_is_a_sample() {
     assert!(st.rtt_samples >= 1 && st.rtt_samples <= end / base + 1);
 }
 
+/// With delayed ACKs the ACK of two segments echoes the first one's timestamp (RFC
+/// 7323: only a segment at the last cumulative ACK sent sets the echo), so each sample
+/// runs from the transmission of the first segment the ACK newly covers, the delay the
+/// receiver held it included.
+#[test]
+fn a_delayed_ack_echoes_the_first_of_its_segments() {
+    let cfg = TcpConfig {
+        wnd: 20,
+        timestamps: true,
+        ..TcpConfig::default()
+    };
+    let rcfg = TcpReceiverConfig {
+        timestamps: true,
+        ..TcpReceiverConfig::default().delayed(100 * PS_PER_MS)
+    };
+    let mut s = setup(2, &lan_path(), cfg, rcfg);
+    s.w.run_until(5 * PS_PER_S);
+    let acks = s.acks.borrow().clone();
+    let got = samples(&s);
+    assert_eq!(got.len(), acks.len());
+    let (mut prev, mut pairs) = (0, 0);
+    for (&(t, v), &(at, ack)) in got.iter().zip(&acks) {
+        assert_eq!(t, to_secs(at));
+        assert_eq!(v, to_secs(at - sent_before(&s, prev, at)), "ACK {ack}");
+        pairs += u64::from(ack - prev == 2);
+        prev = ack;
+    }
+    assert!(pairs > acks.len() as u64 / 2, "{pairs} of {}", acks.len());
+}
+
 /// Segment 30 is lost once and fast-retransmitted. With timestamps the duplicate ACKs
 /// (echoing the last in-order segment's time) are no samples, and the ACK that the
 /// retransmission causes echoes the retransmission's time: its sample is the time from

@@ -540,7 +540,7 @@ fn per_round_law(p: f64, rounds: u64) -> f64 {
 /// The law. Every new data segment is marked CE independently with probability `p`; the
 /// path loses nothing, the receiver acknowledges every segment and echoes its CE state
 /// exactly, so an ACK carries the mark of the segment it acknowledges. Hold α at its
-/// long-run value `p` (the test above). Between two window reductions the sender is then
+/// long-run value `p` (`alpha_converges_to_an_independent_marking_probability`). Between two window reductions the sender is then
 /// a renewal cycle:
 /// - a reduction, on the ACK of a marked segment, sets `c ← max(c (1 − p/2), 2)` and
 ///   remembers `M = snd_max`. The `F = ⌊c⌋ − 1` segments still outstanding (the window
@@ -570,9 +570,9 @@ fn per_round_law(p: f64, rounds: u64) -> f64 {
 ///
 /// The law's approximation error. α is not constant: its moving average (g = 1/16)
 /// fluctuates around `p` with a variance near `g/(2 − g) · p(1 − p)/W`. The cut is linear
-/// in α, so a fluctuation independent of the window would not move the mean; what it
-/// does move (through the chain's curvature and α's correlation with recent marks) is
-/// measured by running the same arithmetic with α following the sender's own estimator:
+/// in α, so a fluctuation independent of the window would leave the mean cut as it is;
+/// what it does to the mean window (through the cycle's curvature and α's correlation
+/// with the recent marks) is measured by running the same arithmetic with α following the sender's own estimator:
 /// `|law_α − law_p|` is the stated approximation error. A segment sent back to back
 /// behind another (twice when `⌊c⌋` steps up, once a round) waits 80 µs at the first
 /// link, which can only lower the simulated rate, by at most `0.08/(20.166 W)` of it;

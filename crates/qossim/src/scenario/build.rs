@@ -193,6 +193,7 @@ fn build_world(
                         delayed_ack: tcp.delayed_ack.then_some(DELAYED_ACK),
                         dctcp: matches!(tcp.congestion, crate::transport::Congestion::Dctcp(_)),
                         sack: tcp.sack,
+                        timestamps: tcp.timestamps,
                         ..TcpReceiverConfig::default()
                     };
                     let rx = w.add_agent(&format!("{name}.rx"), Box::new(TcpReceiver::new(rcfg)));
@@ -210,6 +211,7 @@ fn build_world(
                         congestion: tcp.congestion,
                         ecn: tcp.ecn,
                         sack: tcp.sack,
+                        timestamps: tcp.timestamps,
                         ..TcpConfig::default()
                     };
                     let traced = sc

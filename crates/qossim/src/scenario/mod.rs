@@ -104,6 +104,8 @@ pub struct TcpSpec {
     pub ecn: bool,
     /// SACK-based loss recovery (RFC 2018 blocks, RFC 6675 recovery); NewReno or CUBIC.
     pub sack: bool,
+    /// The timestamp option (RFC 7323): an RTT sample from every ACK of new data.
+    pub timestamps: bool,
 }
 
 impl Default for TcpSpec {
@@ -121,6 +123,7 @@ impl Default for TcpSpec {
             congestion: crate::transport::Congestion::Reno,
             ecn: false,
             sack: false,
+            timestamps: false,
         }
     }
 }

@@ -16,4 +16,5 @@ pub use cubic::CubicParams;
 pub use dctcp::DctcpParams;
 pub use tcp::{
     Congestion, Marker, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpRenoSender, TcpStats,
+    TS_OPTION_BYTES,
 };

@@ -121,6 +121,13 @@ pub static TCP: ModelKind = ModelKind {
             Absent::Is("false"),
             "SACK loss recovery (RFC 2018 blocks, RFC 6675 scoreboard); not with reno",
         ),
+        Param::new(
+            "timestamps",
+            Type::Bool,
+            Absent::Is("false"),
+            "timestamp option (RFC 7323): an RTT sample from every ACK of new data, \
+             retransmissions' included; 12 B more on every segment and ACK",
+        ),
     ],
     rules: tcp_rules,
     make: |v, _| Ok(TrafficModel::Tcp(spec(v))),
@@ -139,6 +146,7 @@ fn spec(v: &Values) -> TcpSpec {
         congestion: congestion(v.text("congestion"), v.number("dctcp_g")),
         ecn: v.bool("ecn"),
         sack: v.bool("sack"),
+        timestamps: v.bool("timestamps"),
     }
 }
 

@@ -5,7 +5,7 @@
 //! units and the packet layout both ends share.
 
 use super::sack::SackReceiver;
-use super::tcp::next_gen;
+use super::tcp::{next_gen, TS_OPTION_BYTES};
 use crate::net::{marks, AgentId, Packet, PacketKind, NONE};
 use crate::time::{to_secs, Time};
 use crate::world::{Agent, Ctx};
@@ -30,6 +30,10 @@ pub struct TcpReceiverConfig {
     /// Report SACK blocks (RFC 2018) on every ACK sent while segments are held above the
     /// cumulative ACK.
     pub sack: bool,
+    /// The timestamp option (RFC 7323): ACKs echo the timestamp RFC 7323's rule keeps
+    /// (see the module documentation), and segments and ACKs carry
+    /// [`super::tcp::TS_OPTION_BYTES`] more on the wire.
+    pub timestamps: bool,
 }
 
 impl Default for TcpReceiverConfig {
@@ -42,6 +46,7 @@ impl Default for TcpReceiverConfig {
             measure_from: 0,
             dctcp: false,
             sack: false,
+            timestamps: false,
         }
     }
 }
@@ -72,6 +77,10 @@ pub struct TcpReceiver {
     ece: bool,
     /// SACK: the blocks held and last reported (`None` without SACK).
     sack: Option<SackReceiver>,
+    /// Timestamps: the timestamp to echo (RFC 7323's TS.Recent).
+    ts_recent: Time,
+    /// Timestamps: the cumulative ACK last sent (RFC 7323's Last.ACK.sent).
+    last_ack_sent: u64,
 }
 
 impl TcpReceiver {
@@ -90,6 +99,8 @@ impl TcpReceiver {
             dack_gen: 0,
             ece: false,
             sack: cfg.sack.then(SackReceiver::new),
+            ts_recent: 0,
+            last_ack_sent: 0,
         }
     }
 
@@ -128,8 +139,9 @@ impl TcpReceiver {
 
     fn send_ack(&mut self, data: &Packet, ctx: &mut Ctx) {
         let now = ctx.now();
+        let ts = self.cfg.timestamps;
         let mut ack = Packet {
-            size: self.cfg.ack_size,
+            size: self.cfg.ack_size + if ts { TS_OPTION_BYTES } else { 0 },
             flow: data.flow,
             src: data.dst,
             dst: data.src,
@@ -142,7 +154,7 @@ impl TcpReceiver {
             seq: data.seq,
             ack: self.rcv_nxt,
             created: now,
-            echo: data.echo,
+            echo: if ts { self.ts_recent } else { data.echo },
             hdr_tag: 0,
             hdr: [0; 2],
             tie: 0,
@@ -155,6 +167,7 @@ impl TcpReceiver {
             ack.set_header(opt);
         }
         self.acks_sent += 1;
+        self.last_ack_sent = self.rcv_nxt;
         self.pending = None;
         ctx.send(ack);
     }
@@ -193,6 +206,11 @@ impl Agent for TcpReceiver {
                 self.ece = true;
             }
         }
+        // RFC 7323: only a segment at or below the last cumulative ACK sent (the left
+        // edge, or an old duplicate) sets the timestamp to echo.
+        if self.cfg.timestamps && pkt.seq <= self.last_ack_sent && pkt.echo >= self.ts_recent {
+            self.ts_recent = pkt.echo;
+        }
         let mut immediate = false;
         if pkt.seq < self.rcv_nxt {
             self.duplicates += 1;
@@ -228,7 +246,13 @@ impl Agent for TcpReceiver {
                 if advanced > 1 {
                     immediate = true;
                 }
-                let payload = pkt.size.saturating_sub(self.cfg.header_bytes) as u64;
+                let header = self.cfg.header_bytes
+                    + if self.cfg.timestamps {
+                        TS_OPTION_BYTES
+                    } else {
+                        0
+                    };
+                let payload = pkt.size.saturating_sub(header) as u64;
                 self.delivered_segments += advanced;
                 self.delivered_bytes += advanced * payload;
                 if now >= self.cfg.measure_from {

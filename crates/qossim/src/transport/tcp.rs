@@ -74,6 +74,17 @@
 //!   `max(RTO, min_rto) x backoff`, at most `max_rto`, at least two ticks; before the
 //!   first sample `RTO = init_rto` (3 s). After more than three doublings the smoothed RTT
 //!   is discarded so that the next sample re-initialises the estimator (ns-2).
+//! - Timestamps ([`TcpConfig::timestamps`], RFC 7323's RTTM, off by default): every ACK
+//!   that acknowledges new data is a valid sample, `now − TSecr` in the same ticks, and
+//!   resets the backoff; no segment is timed and Karn's rule has nothing left to do, since
+//!   the echo tells which transmission an ACK answers. The receiver echoes, as RFC 7323
+//!   says, the timestamp of the last segment that arrived at or below the cumulative ACK
+//!   it last sent: a duplicate ACK echoes the last in-order segment's, the ACK of a
+//!   retransmission that fills a hole echoes the retransmission's, a delayed ACK the
+//!   first of the two segments it covers. Every segment and ACK carries the option's
+//!   [`TS_OPTION_BYTES`] (10 B padded to 12) on the wire on top of `packet_size` and
+//!   `ack_size`, the payload unchanged, as ns-3 does when its timestamp option is on (the
+//!   option lengthens the header; the segment size counts payload).
 //! - One retransmission timer, restarted by every ACK of new data while data is
 //!   outstanding. It is kept lazily: the agent remembers the deadline and has at most a
 //!   few timer events pending; an event that fires early re-arms itself at the deadline,
@@ -170,7 +181,15 @@ pub struct TcpConfig {
     /// SACK-based loss recovery (RFC 6675; the receiver must report SACK blocks, see
     /// [`TcpReceiverConfig::sack`]).
     pub sack: bool,
+    /// The timestamp option (RFC 7323): an RTT sample from every ACK of new data, and
+    /// [`TS_OPTION_BYTES`] more on the wire per segment (the receiver must echo them, see
+    /// [`TcpReceiverConfig::timestamps`]).
+    pub timestamps: bool,
 }
+
+/// Bytes the timestamp option adds to every segment and ACK: 10 of option, padded to
+/// the header's 4-byte words.
+pub const TS_OPTION_BYTES: u32 = 12;
 
 impl Default for TcpConfig {
     /// 1000-byte segments with 40-byte headers, initial window 1, no window limit
@@ -194,6 +213,7 @@ impl Default for TcpConfig {
             congestion: Congestion::Reno,
             ecn: false,
             sack: false,
+            timestamps: false,
         }
     }
 }
@@ -202,6 +222,12 @@ impl TcpConfig {
     /// Payload bytes per segment.
     pub fn payload(&self) -> u32 {
         self.packet_size.saturating_sub(self.header_bytes)
+    }
+
+    /// A data segment's size on the wire: `packet_size`, plus the timestamp option's
+    /// [`TS_OPTION_BYTES`] when it is on.
+    pub fn wire_size(&self) -> u32 {
+        self.packet_size + if self.timestamps { TS_OPTION_BYTES } else { 0 }
     }
 }
 
@@ -464,7 +490,7 @@ impl TcpRenoSender {
 
     fn send_segment(&mut self, seq: u64, ctx: &mut Ctx) {
         let now = ctx.now();
-        let mut pkt = self.tmpl.packet(self.flow, self.cfg.packet_size, seq, now);
+        let mut pkt = self.tmpl.packet(self.flow, self.cfg.wire_size(), seq, now);
         pkt.ack = self.me as u64;
         pkt.echo = now;
         if let Some(m) = self.marker.as_mut() {
@@ -484,7 +510,7 @@ impl TcpRenoSender {
                 }
             }
             self.snd_max = seq + 1;
-            if self.timed.is_none() {
+            if self.timed.is_none() && !self.cfg.timestamps {
                 self.timed = Some((seq, now));
             }
         } else {
@@ -547,7 +573,9 @@ impl TcpRenoSender {
         }
     }
 
-    fn on_ack(&mut self, ack: u64, ece: bool, ctx: &mut Ctx) {
+    /// An ACK `ack` (with ECE or not) echoing the transmission time `echo` (with
+    /// timestamps, the time the receiver's echo rule chose).
+    fn on_ack(&mut self, ack: u64, ece: bool, echo: Time, ctx: &mut Ctx) {
         self.stats.acks += 1;
         if let Some(d) = self.dctcp.as_mut() {
             let una = ack.min(self.snd_max);
@@ -556,10 +584,10 @@ impl TcpRenoSender {
             }
         }
         if ece && self.cfg.ecn && !self.in_recovery && ack > self.snd_una.max(self.ecn_recover) {
-            return self.ecn_reduce(ack, ctx);
+            return self.ecn_reduce(ack, echo, ctx);
         }
         if ack > self.snd_una {
-            self.sample_if_covered(ack, ctx);
+            self.sample_if_covered(ack, echo, ctx);
             if self.in_recovery {
                 if self.cfg.congestion != Congestion::Reno && ack < self.recover {
                     self.partial_ack(ack, ctx);
@@ -594,9 +622,9 @@ impl TcpRenoSender {
 
     /// An ECE-marked ACK `ack` (new data, a window after the last reduction): reduce as a
     /// loss would, without retransmitting or growing.
-    fn ecn_reduce(&mut self, ack: u64, ctx: &mut Ctx) {
+    fn ecn_reduce(&mut self, ack: u64, echo: Time, ctx: &mut Ctx) {
         self.stats.ecn_reductions += 1;
-        self.sample_if_covered(ack, ctx);
+        self.sample_if_covered(ack, echo, ctx);
         self.ssthresh = match &self.dctcp {
             Some(d) => d.reduced(self.cwnd),
             None => self.reduced(),
@@ -608,8 +636,13 @@ impl TcpRenoSender {
     }
 
     /// Takes the RTT sample of the timed segment if `ack` covers it (Karn: a valid
-    /// sample also resets the backoff).
-    fn sample_if_covered(&mut self, ack: u64, ctx: &mut Ctx) {
+    /// sample also resets the backoff). With timestamps every ACK of new data is a valid
+    /// sample, from its echoed time `echo`.
+    fn sample_if_covered(&mut self, ack: u64, echo: Time, ctx: &mut Ctx) {
+        if self.cfg.timestamps {
+            self.backoff = 1;
+            return self.rtt_sample(echo, ctx);
+        }
         if let Some((seq, sent)) = self.timed {
             if ack > seq {
                 self.timed = None;
@@ -724,11 +757,11 @@ impl TcpRenoSender {
         let sb = self.sack.as_mut().expect("a SACK connection");
         let fresh = sb.update(una, self.snd_max, blocks);
         if ece && self.cfg.ecn && !self.in_recovery && ack > self.snd_una.max(self.ecn_recover) {
-            return self.ecn_reduce(ack, ctx);
+            return self.ecn_reduce(ack, pkt.echo, ctx);
         }
         let advanced = ack > self.snd_una;
         if advanced {
-            self.sample_if_covered(ack, ctx);
+            self.sample_if_covered(ack, pkt.echo, ctx);
         }
         if self.in_recovery {
             if ack >= self.recover {
@@ -867,7 +900,7 @@ impl Agent for TcpRenoSender {
             if self.sack.is_some() {
                 return self.on_sack_ack(&pkt, ctx);
             }
-            self.on_ack(pkt.ack, pkt.has(marks::TCP_ECE), ctx);
+            self.on_ack(pkt.ack, pkt.has(marks::TCP_ECE), pkt.echo, ctx);
         }
     }
 

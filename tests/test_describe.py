@@ -72,6 +72,24 @@ def test_traffic_models_and_family_sections_are_listed(capsys):
     assert _row(out, "nrm") == ["nrm", "integer", "cells", "32", "[2,"]
 
 
+def test_the_pcn_section_and_its_tables_are_listed(capsys):
+    tables = ("thresholds", "cle", "termination", "traffic", "iea")
+    names = {k["kind"] for k in describe.kinds()}
+    assert {"family.pcn"} | {f"family.pcn.{t}" for t in tables} <= names
+    assert main(["describe", "family.pcn"]) == 0
+    out = capsys.readouterr().out
+    assert "written: [pcn]" in out
+    assert _row(out, "ra") == ["ra", "rate", "or", "fraction", "bit/s"]
+    assert _row(out, "sample_interval") == ["sample_interval", "time", "s", "50ms", ">"]
+    # Each table of [pcn] is a key of [pcn] and a section of its own.
+    keys = {line.split()[0] for line in out.splitlines()[4:] if line.strip()}
+    assert set(tables) <= keys
+    assert main(["describe", "family.pcn.termination"]) == 0
+    out = capsys.readouterr().out
+    assert _row(out, "rt")[:5] == ["rt", "rate", "or", "fraction", "bit/s"]
+    assert _row(out, "depth")[:5] == ["depth", "count", "or", "size", "packets"]
+
+
 def test_an_unknown_kind_lists_the_known_ones(capsys):
     assert main(["describe", "queue.wred"]) == 2
     err = capsys.readouterr().err

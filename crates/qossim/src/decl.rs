@@ -40,6 +40,22 @@ pub enum Type {
     Choice(&'static [&'static str]),
     /// A string in the component's own notation (checked by the component's rules).
     Text,
+    /// A rate with a unit (`"8Mbps"`) or a plain number, a fraction of the rate `of`
+    /// names (`"the link rate"`); bounds are stated on the fraction (a rate is positive
+    /// by its notation).
+    RateOrFraction {
+        /// What the fraction is of, in messages (`"the link rate"`).
+        of: &'static str,
+    },
+    /// A plain integer, a count of what `count` names (`"packets"`), or a size with a
+    /// unit (`"40KB"`); bounds are stated on the count or the bytes.
+    CountOrSize {
+        /// What the count counts, in messages (`"packets"`).
+        count: &'static str,
+    },
+    /// A list or table the component reads itself; the text names its shape in the
+    /// reference tables (`"list of link names"`, `"table"`).
+    Structured(&'static str),
 }
 
 impl Type {
@@ -58,6 +74,24 @@ impl Type {
             Type::PerSecond => "events per time",
             Type::Choice(_) => "choice",
             Type::Text => "string",
+            Type::RateOrFraction { .. } => "rate or fraction",
+            Type::CountOrSize { .. } => "count or size",
+            Type::Structured(shape) => shape,
+        }
+    }
+
+    /// How a value written `text` in the scenario notation appears in a TOML file:
+    /// numbers, booleans and structured values bare, everything else quoted.
+    pub fn toml(&self, text: &str) -> String {
+        let bare = match self {
+            Type::Number | Type::Integer | Type::Bool | Type::Structured(_) => true,
+            Type::RateOrFraction { .. } | Type::CountOrSize { .. } => text.parse::<f64>().is_ok(),
+            _ => false,
+        };
+        if bare {
+            text.to_string()
+        } else {
+            format!("{text:?}")
         }
     }
 }
@@ -297,6 +331,7 @@ impl Param {
             Type::Size => format!("{x}B"),
             Type::Rate => format!("{x}bps"),
             Type::PacketLimit => format!("{x}p"),
+            // Rate-or-fraction bounds are on the fraction, count-or-size ones on either.
             _ => format!("{x}"),
         }
     }
@@ -312,6 +347,17 @@ impl Param {
                     or_list(&allowed.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>())
                 ));
             }
+        }
+        if let Type::RateOrFraction { of } = self.ty {
+            // A rate is positive by its notation; the bounds are the fraction's.
+            if matches!(v, Value::Rate(_)) {
+                return None;
+            }
+            let mut fraction = *self;
+            fraction.ty = Type::Number;
+            return fraction
+                .check(v)
+                .map(|reason| format!("a fraction of {of} {reason}"));
         }
         let x = v.scalar()?;
         // False for NaN too: a NaN is never in bounds.
@@ -330,7 +376,11 @@ impl Param {
         };
         match self.bounds {
             Bounds::Any => None,
-            Bounds::Positive => (!above_zero).then(positive),
+            Bounds::Positive if !above_zero => Some(positive()),
+            // Nor is an infinite number.
+            Bounds::Positive => {
+                (!x.is_finite()).then(|| format!("must be finite, got {}", v.render()))
+            }
             Bounds::PositiveAtMost(hi) => {
                 if !above_zero {
                     Some(positive())
@@ -372,10 +422,11 @@ impl Param {
         }
         let s = |x: f64| self.show(x);
         // A distribution's bounds are on its mean.
-        let of = if self.ty == Type::Dist && self.bounds != Bounds::Any {
-            "mean "
-        } else {
-            ""
+        let of = match self.ty {
+            _ if self.bounds == Bounds::Any => "",
+            Type::Dist => "mean ",
+            Type::RateOrFraction { .. } => "fraction ",
+            _ => "",
         };
         let text = match self.bounds {
             Bounds::Any => String::new(),
@@ -422,7 +473,17 @@ impl Param {
                 .map_err(|_| format!("expected true or false, got {text:?}")),
             Type::Dist => units::parse_dist(text).map(Value::Dist),
             Type::PerSecond => units::parse_per_second(text).map(Value::Number),
-            Type::Choice(_) | Type::Text => Ok(Value::Text(text.to_string())),
+            Type::Choice(_) | Type::Text | Type::Structured(_) => Ok(Value::Text(text.to_string())),
+            Type::RateOrFraction { of } => match text.trim().parse::<f64>() {
+                Ok(f) => Ok(Value::Number(f)),
+                Err(_) => units::parse_rate(text)
+                    .map(Value::Rate)
+                    .map_err(|e| format!("{e}; or give a fraction of {of}, e.g. 0.5")),
+            },
+            Type::CountOrSize { .. } => match text.trim().parse::<u64>() {
+                Ok(n) => Ok(Value::Integer(n)),
+                Err(_) => units::parse_size(text).map(Value::Size),
+            },
         }
     }
 
@@ -722,6 +783,53 @@ mod tests {
             "must not be negative, got -1"
         );
         assert!(n.check(&Value::Number(f64::INFINITY)).is_some());
+    }
+
+    #[test]
+    fn a_rate_or_a_fraction_reads_both_and_bounds_the_fraction() {
+        let ra = Param::new(
+            "ra",
+            Type::RateOrFraction {
+                of: "the link rate",
+            },
+            Absent::Is("1"),
+            "",
+        )
+        .bounds(Bounds::AboveUpTo(0.0, 1.0));
+        assert_eq!(ra.parse("0.5"), Ok(Value::Number(0.5)));
+        assert_eq!(ra.parse("8Mbps"), Ok(Value::Rate(8_000_000)));
+        assert!(ra.parse("8").is_ok());
+        assert!(ra
+            .parse("fast")
+            .unwrap_err()
+            .ends_with("or give a fraction of the link rate, e.g. 0.5"));
+        assert_eq!(
+            ra.check(&Value::Number(1.5)).unwrap(),
+            "a fraction of the link rate must be in (0, 1], got 1.5"
+        );
+        // The bounds are the fraction's: any rate is a rate.
+        assert_eq!(ra.check(&Value::Rate(10_000_000_000)), None);
+        assert_eq!(ra.bounds_text(), "fraction (0, 1]");
+        assert_eq!(
+            (ra.ty.toml("0.5"), ra.ty.toml("8Mbps")),
+            ("0.5".into(), "\"8Mbps\"".into())
+        );
+        let depth = Param::new(
+            "depth",
+            Type::CountOrSize { count: "packets" },
+            Absent::Is("256"),
+            "",
+        )
+        .bounds(Bounds::Positive);
+        assert_eq!(depth.default_value(), Some(Value::Integer(256)));
+        assert_eq!(depth.parse("40KB"), Ok(Value::Size(40_000)));
+        assert_eq!(depth.check(&Value::Size(0)).unwrap(), "must be positive");
+        assert_eq!(depth.check(&Value::Integer(0)).unwrap(), "must be positive");
+        let share = Param::new("share", Type::Number, Absent::Is("1"), "").bounds(Bounds::Positive);
+        assert_eq!(
+            share.check(&Value::Number(f64::INFINITY)).unwrap(),
+            "must be finite, got inf"
+        );
     }
 
     #[test]

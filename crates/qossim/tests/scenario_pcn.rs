@@ -394,7 +394,7 @@ fn pcn_section_diagnostics() {
     );
     let cases: Vec<(String, Vec<&str>)> = vec![
         (with_topology(single, &format!("[pcn]\nmarking = \"step\"\n{traffic}")), vec!["s.toml:7: pcn.marking: only used with admission control: give pcn.ra (the configured-admissible-rate)"]),
-        (with_topology(single, &format!("[pcn]\nra = 0.5\ncle = {{ mode = \"ewma\" }}\n{traffic}")), vec!["s.toml:8: pcn.cle.mode: unknown CLE mode \"ewma\"; use \"per_packet\" or \"interval\""]),
+        (with_topology(single, &format!("[pcn]\nra = 0.5\ncle = {{ mode = \"ewma\" }}\n{traffic}")), vec!["s.toml:8: pcn.cle.mode: unknown mode \"ewma\"; use \"per_packet\" or \"interval\""]),
         (with_topology(single, &format!("[pcn]\nra = 0.5\ncle = {{ w = 0, interval = \"10ms\" }}\n{traffic}")), vec!["s.toml:8: pcn.cle.interval: only used with mode = \"interval\"", "s.toml:8: pcn.cle.w: must be in (0, 1], got 0"]),
         (with_topology(single, &format!("[pcn]\nra = \"fast\"\n{traffic}")), vec!["s.toml:7: pcn.ra: expected a rate such as \"155.52Mbps\", \"64kbps\" or \"OC3\", got \"fast\"; or give a fraction of the link rate, e.g. 0.5"]),
         (with_topology(single, &format!("[pcn]\ntermination = {{ rt = 0.5, t_fail = \"10s\" }}\n{traffic}")), vec!["s.toml:7: pcn.termination.t_fail: must be before the end of the run (run.duration)"]),

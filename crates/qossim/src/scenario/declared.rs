@@ -91,6 +91,60 @@ fn read_value(cx: &Cx, t: &Tbl, title: &str, p: &Param) -> Option<Value> {
             .parsed(cx, key, super::units::parse_per_second)
             .map(Value::Number),
         Type::Choice(_) | Type::Text => t.str(cx, key).map(Value::Text),
+        Type::RateOrFraction { of } => {
+            let (item, line) = t.raw(cx, key)?;
+            let v = item.as_value();
+            if let Some(s) = v.and_then(|v| v.as_str()) {
+                // A string is a rate; a fraction is written as a number.
+                return match super::units::parse_rate(s) {
+                    Ok(r) => Some(Value::Rate(r)),
+                    Err(e) => {
+                        cx.error(
+                            line,
+                            &t.key_path(key),
+                            format!("{e}; or give a fraction of {of}, e.g. 0.5"),
+                        );
+                        None
+                    }
+                };
+            }
+            match v.and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))) {
+                Some(f) => Some(Value::Number(f)),
+                None => {
+                    cx.error(
+                        line,
+                        &t.key_path(key),
+                        format!(
+                            "expected a fraction of {of} (e.g. 0.5) or a rate (e.g. \"77.76Mbps\")"
+                        ),
+                    );
+                    None
+                }
+            }
+        }
+        Type::CountOrSize { count } => {
+            let (item, line) = t.raw(cx, key)?;
+            match item.as_value() {
+                Some(v) if v.as_str().is_some() => t.size(cx, key).map(Value::Size),
+                Some(v) if v.as_integer().is_some_and(|n| n >= 0) => {
+                    v.as_integer().map(|n| Value::Integer(n as u64))
+                }
+                _ => {
+                    cx.error(
+                        line,
+                        &t.key_path(key),
+                        format!(
+                            "expected a positive number of {count} (e.g. 256) or a size (e.g. \"40KB\")"
+                        ),
+                    );
+                    None
+                }
+            }
+        }
+        // Read by the component itself; here only as written.
+        Type::Structured(_) => t
+            .raw(cx, key)
+            .map(|(item, _)| Value::Text(item.to_string().trim().to_string())),
     }
 }
 

@@ -136,9 +136,10 @@ const KEYS: &[&str] = &[
 ];
 
 /// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
-/// registries of queue disciplines, meters and traffic models and the call arrivals'
-/// declaration, every kind or model (kinds also as a table), every parameter key, every
-/// fixed default and every allowed value of a choice.
+/// registries of queue disciplines, meters and traffic models, the call arrivals'
+/// declaration and the families' declared sections (`family.*`), every kind or model
+/// (kinds also as a table), every parameter key, every fixed default, every allowed
+/// value of a choice and a value of each form of a two-form type.
 fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
     V.get_or_init(|| {
@@ -151,7 +152,15 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let models = qossim::traffic::MODELS.iter().map(|k| (k.name, k.params));
         let calls = std::iter::once(("calls", qossim::traffic::kind::CALLS));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
-        let sections = models.chain(calls).map(|(n, p)| (n, p, false));
+        let families = qossim::mechanisms::registry().families();
+        let declared = families
+            .iter()
+            .flat_map(|f| f.declared())
+            .map(|s| (s.name, s.params));
+        let sections = models
+            .chain(calls)
+            .chain(declared)
+            .map(|(n, p)| (n, p, false));
         for (name, params, by_kind) in tables.chain(sections) {
             values.push(format!("{name:?}"));
             if by_kind {
@@ -162,18 +171,22 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
                     keys.push(p.key.to_string());
                 }
                 if let qossim::decl::Absent::Is(d) = p.default {
-                    values.push(match p.ty {
-                        qossim::decl::Type::Number
-                        | qossim::decl::Type::Integer
-                        | qossim::decl::Type::Bool => d.to_string(),
-                        _ => format!("{d:?}"),
-                    });
+                    values.push(p.ty.toml(d));
                     if by_kind {
                         values.push(format!("{{ kind = {name:?}, {} = {d:?} }}", p.key));
                     }
                 }
-                if let qossim::decl::Type::Choice(allowed) = p.ty {
-                    values.extend(allowed.iter().map(|a| format!("{a:?}")));
+                match p.ty {
+                    qossim::decl::Type::Choice(allowed) => {
+                        values.extend(allowed.iter().map(|a| format!("{a:?}")))
+                    }
+                    qossim::decl::Type::RateOrFraction { .. } => {
+                        values.extend(["0.25".into(), "\"8Mbps\"".into()])
+                    }
+                    qossim::decl::Type::CountOrSize { .. } => {
+                        values.extend(["256".into(), "\"40KB\"".into()])
+                    }
+                    _ => {}
                 }
             }
         }

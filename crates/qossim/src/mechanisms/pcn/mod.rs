@@ -46,6 +46,7 @@ mod domain;
 mod egress;
 mod ingress;
 mod marking;
+pub mod params;
 pub mod scenario;
 pub mod signals;
 mod termination;

@@ -1,6 +1,22 @@
-//! The `[[pcn.iea]]` aggregates and their flows, read or generated (`[pcn.aggregates]`).
+//! The `[[pcn.iea]]` aggregates and their flows, read or generated (`[pcn.traffic]`),
+//! through their declarations ([`params::IEA`], [`params::TRAFFIC`]).
 
 use super::*;
+use crate::decl::{self, Section};
+use crate::mechanisms::pcn::params::{self, IEA, TRAFFIC};
+
+/// The keys a table of aggregates accepts: its declared ones and those of the traffic
+/// models its `model` may name.
+pub fn keys_with_model(s: &Section) -> Vec<&'static str> {
+    let mut known = crate::traffic::model_keys();
+    known.extend(
+        s.keys()
+            .into_iter()
+            .filter(|k| !known.contains(k))
+            .collect::<Vec<_>>(),
+    );
+    known
+}
 
 /// What every aggregate (or the template) says about its flows.
 pub(super) struct Flows {
@@ -11,7 +27,15 @@ pub(super) struct Flows {
     pub(super) jitter: f64,
 }
 
-pub(super) fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Option<Flows> {
+/// Reads the keys of `[pcn.traffic]` or of a `[[pcn.iea]]` entry (`s`, their
+/// declaration) that describe the flows.
+pub(super) fn read_flows(
+    cx: &Cx,
+    t: &Tbl,
+    s: &Section,
+    base: &Path,
+    admission: bool,
+) -> Option<Flows> {
     let model = if t.has("model") {
         read_model(cx, t, base).and_then(|m| match m {
             TrafficModel::Source(s) => Some(s),
@@ -32,26 +56,13 @@ pub(super) fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Opti
         );
         None
     };
-    let arrivals = if t.has("arrivals") {
-        t.str(cx, "arrivals").and_then(|a| match a.as_str() {
-            "poisson" => Some(CallArrivals::Poisson),
-            "batch" => Some(CallArrivals::Batch),
-            other => {
-                t.error(
-                    cx,
-                    "arrivals",
-                    format!("unknown arrival process {other:?}; use \"poisson\" or \"batch\""),
-                );
-                None
-            }
-        })
-    } else {
-        Some(CallArrivals::Poisson)
-    };
-    let given: Vec<&str> = ["overload", "offered", "call_rate"]
-        .into_iter()
-        .filter(|k| t.has(k))
-        .collect();
+    let arrivals = value(cx, t, s, "arrivals").map(|a| match a.as_str() {
+        "batch" => CallArrivals::Batch,
+        _ => CallArrivals::Poisson,
+    });
+    // A rule of the reader: exactly one demand.
+    let given: Vec<&str> = params::DEMAND.into_iter().filter(|k| t.has(k)).collect();
+    let demand_of = |key| declared(cx, t, s, key).and_then(|v| v);
     let demand = match given.as_slice() {
         [] => {
             cx.error(
@@ -61,11 +72,8 @@ pub(super) fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Opti
             );
             None
         }
-        ["overload"] => t.num(cx, "overload").and_then(|k| {
-            if !(k > 0.0 && k.is_finite()) {
-                t.error(cx, "overload", format!("must be positive, got {k}"));
-                None
-            } else if !admission {
+        ["overload"] => demand_of("overload").and_then(|k| {
+            if !admission {
                 t.error(
                     cx,
                     "overload",
@@ -73,13 +81,13 @@ pub(super) fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Opti
                 );
                 None
             } else {
-                Some(Demand::Overload(k))
+                Some(Demand::Overload(k.as_f64()))
             }
         }),
-        ["offered"] => rate_or_fraction(cx, t, "offered", 1000.0).map(Demand::Offered),
-        [_] => t
-            .parsed(cx, "call_rate", units::parse_per_second)
-            .map(Demand::CallRate),
+        ["offered"] => {
+            demand_of("offered").map(|v| Demand::Offered(RateOrFraction::from_value(&v)))
+        }
+        [_] => demand_of("call_rate").map(|v| Demand::CallRate(v.as_f64())),
         [_, second, ..] => {
             t.error(
                 cx,
@@ -89,28 +97,14 @@ pub(super) fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Opti
             None
         }
     };
-    let holding = if t.has("holding") {
-        t.parsed(cx, "holding", units::parse_dist)
-            .and_then(|d| match d {
-                units::Dist::Exp(m) if m > 0.0 => Some(Holding::Exp(m)),
-                units::Dist::Fixed(m) if m > 0.0 => Some(Holding::Fixed(m)),
-                units::Dist::Pareto(..) => {
-                    t.error(cx, "holding", "holding times are exponential or fixed");
-                    None
-                }
-                _ => {
-                    t.error(cx, "holding", "the mean holding time must be positive");
-                    None
-                }
-            })
-    } else {
-        Some(Holding::Exp(60.0))
-    };
-    let jitter = if t.has("jitter") {
-        t.num_in(cx, "jitter", 0.0, 1.0)
-    } else {
-        Some(0.0)
-    };
+    let holding = value(cx, t, s, "holding").and_then(|d| {
+        let v = decl::Values(vec![("holding", d)]);
+        report(cx, t, params::flows_rules(&v)).then(|| match v.dist("holding") {
+            units::Dist::Fixed(m) => Holding::Fixed(m),
+            units::Dist::Exp(m) | units::Dist::Pareto(_, m) => Holding::Exp(m),
+        })
+    });
+    let jitter = value(cx, t, s, "jitter").map(|v| v.as_f64());
     Some(Flows {
         model: model?,
         arrivals: arrivals?,
@@ -121,7 +115,7 @@ pub(super) fn read_flows(cx: &Cx, t: &Tbl, base: &Path, admission: bool) -> Opti
 }
 
 pub(super) fn node(cx: &Cx, t: &Tbl, key: &str, topo: &Topology) -> Option<usize> {
-    let name = t.req_str(cx, key)?;
+    let name = value(cx, t, &IEA, key)?.as_str().to_string();
     let i = topo.node(&name);
     if i.is_none() {
         t.error(
@@ -142,41 +136,14 @@ pub(super) fn read_iea(
 ) -> Option<PcnIea> {
     let ingress = node(cx, t, "ingress", topo);
     let egress = node(cx, t, "egress", topo);
-    let name = if t.has("name") {
-        t.str(cx, "name")
-    } else {
-        match (ingress, egress) {
-            (Some(i), Some(e)) => Some(format!("{}-{}", topo.nodes[i], topo.nodes[e])),
-            _ => None,
-        }
-    };
-    let flows = read_flows(cx, t, base, admission);
-    let share = if t.has("share") {
-        t.num(cx, "share").and_then(|s| {
-            if s > 0.0 && s.is_finite() {
-                Some(s)
-            } else {
-                t.error(cx, "share", format!("must be positive, got {s}"));
-                None
-            }
-        })
-    } else {
-        Some(1.0)
-    };
-    let mut known: Vec<&str> = crate::traffic::model_keys();
-    known.extend([
-        "name",
-        "ingress",
-        "egress",
-        "arrivals",
-        "overload",
-        "offered",
-        "call_rate",
-        "holding",
-        "jitter",
-        "share",
-    ]);
-    t.finish(cx, &known);
+    let name = declared(cx, t, &IEA, "name").and_then(|n| match (n, ingress, egress) {
+        (Some(n), _, _) => Some(n.as_str().to_string()),
+        (None, Some(i), Some(e)) => Some(format!("{}-{}", topo.nodes[i], topo.nodes[e])),
+        _ => None,
+    });
+    let flows = read_flows(cx, t, &IEA, base, admission);
+    let share = value(cx, t, &IEA, "share").map(|v| v.as_f64());
+    t.finish(cx, &keys_with_model(&IEA));
     let (ingress, egress, flows, share) = (ingress?, egress?, flows?, share?);
     if matches!(flows.demand, Demand::CallRate(_)) && t.has("share") {
         t.error(
@@ -260,7 +227,7 @@ pub(super) fn generated_ieas(
         t.skip_rest();
         return None;
     };
-    let flows = read_flows(cx, t, base, admission);
+    let flows = read_flows(cx, t, &TRAFFIC, base, admission);
     let weights: Option<Vec<f64>> = if t.has("weights") {
         t.array(cx, "weights").and_then(|a| {
             let mut v = Vec::new();
@@ -306,18 +273,7 @@ pub(super) fn generated_ieas(
         t.error(cx, "split", "give either `weights` or `split`, not both");
         return None;
     }
-    let mut known: Vec<&str> = crate::traffic::model_keys();
-    known.extend([
-        "arrivals",
-        "overload",
-        "offered",
-        "call_rate",
-        "holding",
-        "jitter",
-        "weights",
-        "split",
-    ]);
-    t.finish(cx, &known);
+    t.finish(cx, &keys_with_model(&TRAFFIC));
     let (flows, weights) = (flows?, weights?);
     if matches!(flows.demand, Demand::CallRate(_)) && t.has("weights") {
         t.error(

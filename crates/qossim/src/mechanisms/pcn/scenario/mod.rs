@@ -7,14 +7,14 @@
 //! the run, the family's analysis adds the study's figures to the summary under `pcn.*` (per
 //! bottleneck: admitted rate, over-admission, SD/Ra, and the termination figures; per
 //! aggregate: calls and termination) and derives the short/long bandwidth-ratio series
-//! of parking lots. `docs/scenarios.md` documents every key.
+//! of parking lots. `docs/scenarios.md` documents every key; each key of `[pcn]` and of its
+//! tables is declared once in [`super::params`] and read through that declaration.
 
 use super::{
     admission_accuracy, call_rate_for_overload, expected_termination, optimal_fraction,
     over_termination_percent, parking_lot, rtt_star_egresses, schedule_termination_rates,
     single_link, spread_delays, CallArrivals, CleMode, IeaSpec, IngressConfig, MarkingCurve,
     PcnDomain, PcnHandles, PcnIngress, Rounding, VqThresholds, DEFAULT_QUEUE_PACKETS,
-    TERMINATION_DEPTH_PACKETS,
 };
 use crate::metrics::{Probe, Series};
 use crate::net::{LinkId, NodeId};
@@ -24,7 +24,7 @@ use crate::scenario::{
     apply_link_overrides, check_reachable, read_model, read_queue, BuiltCore, Core, Family,
     LinkSpec, Mechanism, MechanismRun, QueueSpec, Scenario, Topology, TrafficModel, TrafficSpec,
 };
-use crate::time::{millis, to_secs, Time, PS_PER_MS};
+use crate::time::{to_secs, Time, PS_PER_MS};
 use crate::traffic::{ActiveCall, FlowGenerator, Holding, SourceModel};
 use crate::world::{Agent, World};
 use serde_json::{json, Map, Value};
@@ -56,6 +56,9 @@ impl Family for PcnFamily {
     }
     fn sections(&self) -> &'static [&'static str] {
         &["pcn"]
+    }
+    fn declared(&self) -> &'static [&'static crate::decl::Section] {
+        super::params::DECLARED
     }
     fn topology_kinds(&self) -> &'static [&'static str] {
         &["pcn_single", "pcn_rtt", "pcn_parking_lot"]

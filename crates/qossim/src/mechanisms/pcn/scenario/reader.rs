@@ -1,6 +1,10 @@
-//! The `[pcn]` section and the PCN topologies, read into a [`PcnSpec`].
+//! The `[pcn]` section and the PCN topologies, read into a [`PcnSpec`]. The section's
+//! keys are read through their declaration ([`params`]).
 
 use super::*;
+use crate::decl::{self, Absent, Section};
+use crate::mechanisms::pcn::params::{self, CLE, SECTION, TERMINATION, THRESHOLDS};
+use crate::scenario::read_key;
 
 /// Aggregates above which `per_iea` defaults to false (the summary then holds totals
 /// only, not hundreds of per-aggregate keys).
@@ -379,51 +383,56 @@ pub(super) fn implied(topo: &Topology) -> Option<Implied> {
 // ---------------------------------------------------------------------------------------
 // Reading `[pcn]`
 
-pub(super) fn rate_or_fraction(cx: &Cx, t: &Tbl, key: &str, hi: f64) -> Option<RateOrFraction> {
-    let (item, line) = t.raw(cx, key)?;
-    let v = item.as_value();
-    if let Some(s) = v.and_then(|v| v.as_str()) {
-        return match units::parse_rate(s) {
-            Ok(r) => Some(RateOrFraction::Rate(r)),
-            Err(e) => {
-                cx.error(
-                    line,
-                    &t.key_path(key),
-                    format!("{e}; or give a fraction of the link rate, e.g. 0.5"),
-                );
-                None
-            }
-        };
+/// The declared key `key` of `s` in `t` ([`params`]): as given, checked against its
+/// declaration, else its fixed default; `Some(None)` when it is absent and its default
+/// is derived; `None` when it is wrong or, required, missing (reported).
+pub(super) fn declared(cx: &Cx, t: &Tbl, s: &Section, key: &str) -> Option<Option<decl::Value>> {
+    if let Some(v) = read_key(cx, t, s, key)? {
+        return Some(Some(v));
     }
-    let x = v.and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
-    match x {
-        Some(f) if f > 0.0 && f <= hi => Some(RateOrFraction::Fraction(f)),
-        Some(f) => {
+    let p = s.param(key);
+    match p.default {
+        Absent::Is(_) => Some(p.default_value()),
+        Absent::Derived(_) => Some(None),
+        Absent::Required => {
             cx.error(
-                line,
+                t.line(),
                 &t.key_path(key),
-                format!("a fraction of the link rate must be in (0, {hi}], got {f}"),
-            );
-            None
-        }
-        None => {
-            cx.error(
-                line,
-                &t.key_path(key),
-                "expected a fraction of the link rate (e.g. 0.5) or a rate (e.g. \"77.76Mbps\")",
+                format!("missing (required: {})", p.doc),
             );
             None
         }
     }
 }
 
-pub(super) fn positive_time(cx: &Cx, t: &Tbl, key: &str, default: Time) -> Option<Time> {
-    let v = time_or(cx, t, key, default)?;
-    if v == 0 {
-        t.error(cx, key, "must be positive");
-        return None;
+/// [`declared`] of a key with a fixed default or required: its value, or `None` when it
+/// is wrong or missing (reported).
+pub(super) fn value(cx: &Cx, t: &Tbl, s: &Section, key: &str) -> Option<decl::Value> {
+    debug_assert!(!matches!(s.param(key).default, Absent::Derived(_)));
+    declared(cx, t, s, key)?
+}
+
+/// A declared boolean.
+pub(super) fn flag(v: decl::Value) -> bool {
+    matches!(v, decl::Value::Bool(true))
+}
+
+impl RateOrFraction {
+    /// A value of a [`decl::Type::RateOrFraction`] key: a rate, or a fraction.
+    pub fn from_value(v: &decl::Value) -> Self {
+        match v {
+            decl::Value::Rate(r) => RateOrFraction::Rate(*r),
+            v => RateOrFraction::Fraction(v.as_f64()),
+        }
     }
-    Some(v)
+}
+
+/// Reports `problems` of the declared rules on `t`; false if there were any.
+pub(super) fn report(cx: &Cx, t: &Tbl, problems: Vec<decl::Problem>) -> bool {
+    for (key, reason) in &problems {
+        t.error(cx, key, reason.clone());
+    }
+    problems.is_empty()
 }
 
 pub(super) fn read_thresholds(cx: &Cx, p: &Tbl) -> Option<VqThresholds> {
@@ -431,192 +440,74 @@ pub(super) fn read_thresholds(cx: &Cx, p: &Tbl) -> Option<VqThresholds> {
         return Some(VqThresholds::default());
     }
     let t = p.table(cx, "thresholds")?;
-    let d = VqThresholds::default();
-    let get = |k: &str, dflt: f64| -> Option<f64> {
-        if t.has(k) {
-            t.time(cx, k).map(to_secs)
-        } else {
-            Some(dflt)
-        }
-    };
-    let (min, max, limit) = (
-        get("min", d.min_s),
-        get("max", d.max_s),
-        get("limit", d.limit_s),
-    );
-    t.finish(cx, &["min", "max", "limit"]);
-    let (min, max, limit) = (min?, max?, limit?);
-    if !(min <= max && max <= limit) || limit <= 0.0 {
-        p.error(
-            cx,
-            "thresholds",
-            format!(
-                "must satisfy min <= max <= limit with limit > 0, got min {} ms, max {} ms, limit {} ms",
-                min * 1e3,
-                max * 1e3,
-                limit * 1e3
-            ),
-        );
+    let [min, max, limit] = ["min", "max", "limit"].map(|k| value(cx, &t, &THRESHOLDS, k));
+    t.finish(cx, &THRESHOLDS.keys());
+    let v = decl::Values(vec![("min", min?), ("max", max?), ("limit", limit?)]);
+    // The order is a property of the table as a whole: reported on it.
+    if !report(cx, p, params::thresholds_rules(&v)) {
         return None;
     }
+    let s = |k| to_secs(v.time(k));
     Some(VqThresholds {
-        min_s: min,
-        max_s: max,
-        limit_s: limit,
+        min_s: s("min"),
+        max_s: s("max"),
+        limit_s: s("limit"),
     })
 }
 
 pub(super) fn read_cle(cx: &Cx, p: &Tbl) -> Option<(CleMode, f64)> {
     if !p.has("cle") {
-        return Some((CleMode::per_packet(), 0.5));
+        let (w, threshold) = params::cle_defaults("per_packet");
+        debug_assert_eq!(CleMode::per_packet(), CleMode::PerPacket { w });
+        return Some((CleMode::per_packet(), threshold));
     }
     let t = p.table(cx, "cle")?;
-    let mode = if t.has("mode") {
-        t.str(cx, "mode")
-    } else {
-        Some("per_packet".into())
+    let mode = value(cx, &t, &CLE, "mode").map(|m| m.as_str().to_string());
+    let w = declared(cx, &t, &CLE, "w");
+    let threshold = declared(cx, &t, &CLE, "threshold");
+    // A rule of the reader: the interval is the interval mode's.
+    let period = match mode.as_deref() {
+        Some("interval") => value(cx, &t, &CLE, "interval").map(|v| Some(v.as_time())),
+        Some(_) if t.has("interval") => {
+            t.error(cx, "interval", "only used with mode = \"interval\"");
+            Some(None)
+        }
+        _ => Some(None),
     };
-    let w = t.opt_unit_interval(cx, "w");
-    let threshold = t.opt_unit_interval(cx, "threshold");
-    let out = match mode.as_deref() {
-        Some("per_packet") => {
-            if t.has("interval") {
-                t.error(cx, "interval", "only used with mode = \"interval\"");
-            }
-            match (w, threshold) {
-                (Some(w), Some(th)) => Some((
-                    CleMode::PerPacket {
-                        w: w.unwrap_or(0.01),
-                    },
-                    th.unwrap_or(0.5),
-                )),
-                _ => None,
-            }
-        }
-        Some("interval") => {
-            let period = positive_time(cx, &t, "interval", 100 * PS_PER_MS);
-            match (w, threshold, period) {
-                (Some(w), Some(th), Some(period)) => Some((
-                    CleMode::Interval {
-                        w: w.unwrap_or(0.3),
-                        period,
-                    },
-                    th.unwrap_or(0.05),
-                )),
-                _ => None,
-            }
-        }
-        Some(other) => {
-            t.error(
-                cx,
-                "mode",
-                format!("unknown CLE mode {other:?}; use \"per_packet\" or \"interval\""),
-            );
-            None
-        }
-        None => None,
+    t.finish(cx, &CLE.keys());
+    let (mode, w, threshold, period) = (mode?, w?, threshold?, period?);
+    let (dw, dth) = params::cle_defaults(&mode);
+    let w = w.map_or(dw, |v| v.as_f64());
+    let threshold = threshold.map_or(dth, |v| v.as_f64());
+    let out = match period {
+        Some(period) => (CleMode::Interval { w, period }, threshold),
+        None => (CleMode::PerPacket { w }, threshold),
     };
-    t.finish(cx, &["mode", "w", "threshold", "interval"]);
-    out
+    Some(out)
 }
 
 pub(super) fn read_termination(cx: &Cx, p: &Tbl, duration: Option<Time>) -> Option<PcnTermination> {
     let t = p.table(cx, "termination")?;
-    let rt = if t.has("rt") {
-        rate_or_fraction(cx, &t, "rt", 1.0)
-    } else {
-        cx.error(
-            t.line(),
-            &t.key_path("rt"),
-            "missing (required: configured-termination-rate, a fraction of the link rate or a rate)",
-        );
-        None
-    };
-    let before = if t.has("before") {
-        rate_or_fraction(cx, &t, "before", 1000.0)
-    } else {
-        Some(RateOrFraction::Fraction(1.0))
-    };
-    let t_fail = if t.has("t_fail") {
-        t.time(cx, "t_fail")
-    } else {
-        cx.error(
-            t.line(),
-            &t.key_path("t_fail"),
-            "missing (required: when the termination rate becomes binding, e.g. \"200s\")",
-        );
-        None
-    };
-    let rounding = if t.has("rounding") {
-        t.str(cx, "rounding").and_then(|r| match r.as_str() {
-            "up" => Some(Rounding::Up),
-            "down" => Some(Rounding::Down),
-            "nearest" => Some(Rounding::Nearest),
-            other => {
-                t.error(
-                    cx,
-                    "rounding",
-                    format!("unknown rounding {other:?}; use \"up\", \"down\" or \"nearest\""),
-                );
-                None
-            }
-        })
-    } else {
-        Some(Rounding::Up)
-    };
-    let depth = if t.has("depth") {
-        let (item, line) = t.raw(cx, "depth")?;
-        match item.as_value() {
-            Some(v) if v.as_str().is_some() => t.size(cx, "depth").and_then(|b| {
-                if b == 0 {
-                    t.error(cx, "depth", "must be at least one byte");
-                    None
-                } else {
-                    Some(Depth::Bytes(b))
-                }
-            }),
-            Some(v) if v.as_integer().is_some_and(|n| n > 0) => {
-                Some(Depth::Packets(v.as_integer().unwrap_or(1) as u64))
-            }
-            _ => {
-                cx.error(
-                    line,
-                    &t.key_path("depth"),
-                    "expected a positive number of packets (e.g. 256) or a size (e.g. \"40KB\")",
-                );
-                None
-            }
-        }
-    } else {
-        Some(Depth::Packets(TERMINATION_DEPTH_PACKETS))
-    };
-    let stop = if t.has("stop_arrivals") {
-        t.bool(cx, "stop_arrivals")
-    } else {
-        Some(true)
-    };
-    let sar = positive_time(cx, &t, "sar_period", 100 * PS_PER_MS);
-    let meas = positive_time(cx, &t, "rate_measurement", 100 * PS_PER_MS);
-    let stale = if t.has("ignore_stale_reports") {
-        t.bool(cx, "ignore_stale_reports")
-    } else {
-        Some(false)
-    };
-    t.finish(
-        cx,
-        &[
-            "rt",
-            "before",
-            "t_fail",
-            "rounding",
-            "depth",
-            "stop_arrivals",
-            "sar_period",
-            "rate_measurement",
-            "ignore_stale_reports",
-        ],
-    );
+    let get = |k| value(cx, &t, &TERMINATION, k);
+    let rt = get("rt").map(|v| RateOrFraction::from_value(&v));
+    let before = get("before").map(|v| RateOrFraction::from_value(&v));
+    let t_fail = get("t_fail").map(|v| v.as_time());
+    let rounding = get("rounding").map(|v| match v.as_str() {
+        "down" => Rounding::Down,
+        "nearest" => Rounding::Nearest,
+        _ => Rounding::Up,
+    });
+    let depth = get("depth").map(|v| match v {
+        decl::Value::Size(b) => Depth::Bytes(b),
+        v => Depth::Packets(v.as_u64()),
+    });
+    let stop = get("stop_arrivals").map(flag);
+    let sar = get("sar_period").map(|v| v.as_time());
+    let meas = get("rate_measurement").map(|v| v.as_time());
+    let stale = get("ignore_stale_reports").map(flag);
+    t.finish(cx, &TERMINATION.keys());
     let t_fail = t_fail?;
+    // A rule of the reader: the failure falls inside the run.
     if let Some(d) = duration {
         if t_fail >= d {
             t.error(
@@ -697,29 +588,21 @@ pub(super) fn read(
         cx.error(
             p.line(),
             &p.key_path("bottlenecks"),
-            "missing (required: the links whose PCN traffic is marked, e.g. [\"r0-r1\"])",
+            format!(
+                "missing (required: {}, e.g. [\"r0-r1\"])",
+                SECTION.param("bottlenecks").doc
+            ),
         );
         None
     };
     // Admission.
     let admission = if p.has("ra") {
-        let ra = rate_or_fraction(cx, &p, "ra", 1.0);
-        let curve = if p.has("marking") {
-            p.str(cx, "marking").and_then(|m| match m.as_str() {
-                "ramp" => Some(MarkingCurve::Ramp),
-                "step" => Some(MarkingCurve::Step),
-                other => {
-                    p.error(
-                        cx,
-                        "marking",
-                        format!("unknown marking {other:?}; use \"ramp\" or \"step\""),
-                    );
-                    None
-                }
-            })
-        } else {
-            Some(MarkingCurve::Ramp)
-        };
+        let ra = declared(cx, &p, &SECTION, "ra")
+            .and_then(|v| v.map(|v| RateOrFraction::from_value(&v)));
+        let curve = value(cx, &p, &SECTION, "marking").map(|m| match m.as_str() {
+            "step" => MarkingCurve::Step,
+            _ => MarkingCurve::Ramp,
+        });
         let th = read_thresholds(cx, &p);
         let cle = read_cle(cx, &p);
         match (ra, curve, th, cle) {
@@ -752,12 +635,8 @@ pub(super) fn read(
     } else {
         Some(None)
     };
-    let sample_interval = positive_time(cx, &p, "sample_interval", millis(50.0));
-    let iea_series = if p.has("iea_series") {
-        p.bool(cx, "iea_series")
-    } else {
-        Some(false)
-    };
+    let sample_interval = value(cx, &p, &SECTION, "sample_interval").map(|v| v.as_time());
+    let iea_series = value(cx, &p, &SECTION, "iea_series").map(flag);
     // Aggregates.
     let mut name_lines: Vec<usize> = Vec::new();
     let ieas: Option<Vec<PcnIea>> = match (p.has("traffic"), p.has("iea")) {
@@ -802,30 +681,13 @@ pub(super) fn read(
             None
         }
     };
-    let per_iea = if p.has("per_iea") {
-        p.bool(cx, "per_iea")
-    } else {
-        Some(
-            ieas.as_ref()
-                .is_none_or(|v| v.len() <= PER_IEA_DEFAULT_LIMIT),
-        )
-    };
-    p.finish(
-        cx,
-        &[
-            "bottlenecks",
-            "ra",
-            "marking",
-            "thresholds",
-            "cle",
-            "termination",
-            "sample_interval",
-            "per_iea",
-            "iea_series",
-            "traffic",
-            "iea",
-        ],
-    );
+    let per_iea = declared(cx, &p, &SECTION, "per_iea").map(|v| match v {
+        Some(v) => flag(v),
+        None => ieas
+            .as_ref()
+            .is_none_or(|v| v.len() <= PER_IEA_DEFAULT_LIMIT),
+    });
+    p.finish(cx, &SECTION.keys());
     let ieas = ieas?;
     // Names: unique, and not those of traffic entries (they name flow groups).
     let mut ok = true;

@@ -40,6 +40,12 @@ pub enum Type {
     Choice(&'static [&'static str]),
     /// A string in the component's own notation (checked by the component's rules).
     Text,
+    /// A list of names (`["s0", "r0", "d0"]`), checked by the section's own reader
+    /// against the network.
+    Names,
+    /// A table (or array of tables) of its own, declared under the kind or group named
+    /// here (`"meter"`, `"traffic.calls"`).
+    Table(&'static str),
 }
 
 impl Type {
@@ -58,6 +64,8 @@ impl Type {
             Type::PerSecond => "events per time",
             Type::Choice(_) => "choice",
             Type::Text => "string",
+            Type::Names => "list of names",
+            Type::Table(_) => "table",
         }
     }
 }
@@ -370,6 +378,9 @@ impl Param {
         if let Type::Choice(allowed) = self.ty {
             return allowed.join(", ");
         }
+        if let Type::Table(of) = self.ty {
+            return format!("see {of}");
+        }
         let s = |x: f64| self.show(x);
         // A distribution's bounds are on its mean.
         let of = if self.ty == Type::Dist && self.bounds != Bounds::Any {
@@ -423,6 +434,11 @@ impl Param {
             Type::Dist => units::parse_dist(text).map(Value::Dist),
             Type::PerSecond => units::parse_per_second(text).map(Value::Number),
             Type::Choice(_) | Type::Text => Ok(Value::Text(text.to_string())),
+            Type::Names | Type::Table(_) => Err(format!(
+                "{} is a {}: written in TOML, not as one string",
+                self.key,
+                self.ty.name()
+            )),
         }
     }
 
@@ -657,12 +673,14 @@ pub fn describe_written(
 
 /// Every registered component kind with its declared parameters, as a JSON list (what
 /// `qossim describe` prints and the documentation's reference tables are made from):
-/// the queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
+/// the core sections of the scenario language ([`crate::scenario::sections::CORE`]), the
+/// queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
 /// ([`crate::meter::METERS`]), the traffic models and call arrivals
 /// ([`crate::traffic::MODELS`]), then the families' declared sections
 /// ([`crate::scenario::Family::declared`]).
 pub fn catalogue() -> serde_json::Value {
-    let mut all = crate::queue::describe();
+    let mut all = crate::scenario::sections::describe();
+    all.extend(crate::queue::describe());
     all.extend(
         crate::meter::METERS
             .iter()

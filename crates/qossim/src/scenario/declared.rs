@@ -91,6 +91,9 @@ fn read_value(cx: &Cx, t: &Tbl, title: &str, p: &Param) -> Option<Value> {
             .parsed(cx, key, super::units::parse_per_second)
             .map(Value::Number),
         Type::Choice(_) | Type::Text => t.str(cx, key).map(Value::Text),
+        // Lists and tables are read by their section's own reader (they name nodes and
+        // links, or hold declared kinds of their own).
+        Type::Names | Type::Table(_) => panic!("{title}: {key} is read by its own reader"),
     }
 }
 
@@ -130,5 +133,15 @@ pub fn key_into<T>(
         }
         Some(None) => true,
         None => false,
+    }
+}
+
+/// [`read_key`], with the declared default when `t` lacks `key`: `Some(None)` only for a
+/// key absent whose default is not a fixed value, `None` when it is there but wrong
+/// (reported).
+pub fn key_or_default(cx: &Cx, t: &Tbl, section: &Section, key: &str) -> Option<Option<Value>> {
+    match read_key(cx, t, section, key)? {
+        Some(v) => Some(Some(v)),
+        None => Some(section.param(key).default_value()),
     }
 }

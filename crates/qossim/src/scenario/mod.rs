@@ -12,6 +12,7 @@ mod declared;
 pub mod expand;
 mod family;
 mod meters;
+pub mod sections;
 mod topo_index;
 mod topology;
 mod trace;
@@ -31,7 +32,7 @@ pub use family::{
 pub use meters::MeterSpec;
 pub use topology::{apply_link_overrides, read_queue, LinkSpec, QueueSpec, Topology};
 use traffic_read::*;
-pub use traffic_read::{read_model, MAX_FLOWS_PER_ENTRY};
+pub use traffic_read::{entry_keys, read_model, MAX_FLOWS_PER_ENTRY};
 pub use walk::Diagnostic;
 
 use crate::rng::fnv1a64;
@@ -703,22 +704,21 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
         cx.error(1, "run", "missing (required): give at least run.duration");
         return None;
     };
+    // The scalar keys, read through their declaration (sections::RUN): absent ones take
+    // the declared default; a zero duration is out of its declared bounds.
     let duration = if t.has("duration") {
-        t.time(cx, "duration")
+        declared::read_key(cx, &t, &sections::RUN, "duration")
+            .map(|v| v.expect("present").as_time())
     } else {
         cx.error(t.line(), "run.duration", "missing (required)");
         None
     };
-    let warmup = if t.has("warmup") {
-        t.time(cx, "warmup")
-    } else {
-        Some(0)
+    let declared = |key: &str| {
+        declared::key_or_default(cx, &t, &sections::RUN, key)
+            .map(|v| v.unwrap_or_else(|| panic!("run.{key} has a fixed default")))
     };
-    let seed = if t.has("seed") {
-        t.uint(cx, "seed")
-    } else {
-        Some(1)
-    };
+    let warmup = declared("warmup").map(|v| v.as_time());
+    let seed = declared("seed").map(|v| v.as_u64());
     let link_metrics = if t.has("link_metrics") {
         match t.raw(cx, "link_metrics") {
             Some((item, _)) if item.as_str() == Some("all") => Some(LinkMetrics::All),
@@ -737,12 +737,8 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
     } else {
         Some(LinkMetrics::All)
     };
-    t.finish(cx, &["duration", "warmup", "seed", "link_metrics"]);
+    t.finish(cx, &sections::RUN.keys());
     let (d, w) = (duration?, warmup?);
-    if d == 0 {
-        t.error(cx, "duration", "must be positive");
-        return None;
-    }
     if w >= d {
         t.error(cx, "warmup", "must be shorter than run.duration");
         return None;

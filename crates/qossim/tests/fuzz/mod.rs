@@ -136,8 +136,8 @@ const KEYS: &[&str] = &[
 ];
 
 /// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
-/// registries of queue disciplines, meters and traffic models and the call arrivals'
-/// declaration, every kind or model (kinds also as a table), every parameter key, every
+/// registries of queue disciplines, meters and traffic models, the call arrivals'
+/// declaration and the core sections' (`[run]`, `[[traffic]]`, ...), every kind or model (kinds also as a table), every parameter key, every
 /// fixed default and every allowed value of a choice.
 fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
@@ -150,8 +150,11 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let meters = qossim::meter::METERS.iter().map(|k| (k.name, k.params));
         let models = qossim::traffic::MODELS.iter().map(|k| (k.name, k.params));
         let calls = std::iter::once(("calls", qossim::traffic::kind::CALLS));
+        let core = qossim::scenario::sections::CORE
+            .iter()
+            .map(|s| (s.name, s.params));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
-        let sections = models.chain(calls).map(|(n, p)| (n, p, false));
+        let sections = models.chain(calls).chain(core).map(|(n, p)| (n, p, false));
         for (name, params, by_kind) in tables.chain(sections) {
             values.push(format!("{name:?}"));
             if by_kind {

@@ -82,6 +82,19 @@ fn describe_core_run_lists_every_key_the_reader_accepts() {
     assert_eq!(reader, listed);
 }
 
+#[test]
+fn describe_core_links_lists_every_key_the_reader_accepts() {
+    let text = format!("{OK}[links.\"r0-r1\"]\nrat = \"1Mbps\"\n");
+    let reader = accepted(&text, "links.r0-r1.rat");
+    let listed: BTreeSet<String> = described("core.links").into_iter().collect();
+    assert_eq!(reader, listed);
+    // And each reads into the link.
+    let text = format!("{OK}[links.\"r0-r1\"]\nrate = \"3Mbps\"\ndelay = \"7ms\"\n");
+    let sc = qossim::parse(&text, "s.toml", Path::new("."), &[]).unwrap();
+    let l = &sc.topology.links[sc.topology.link("r0-r1").unwrap()];
+    assert_eq!((l.rate, l.delay), (3_000_000, 7_000_000_000));
+}
+
 /// `key = default` as a scenario writes it.
 fn written(p: &qossim::decl::Param, d: &str) -> String {
     match p.ty {

@@ -139,8 +139,45 @@ pub const RUN: Section = Section {
     ],
 };
 
+/// The keys of a per-link override, `[links."NAME"]`.
+pub const LINKS: Section = Section {
+    name: "links",
+    written: "[links.\"NAME\"]",
+    title: "per-link override",
+    doc: "One link, by name, with its own rate, delay, queue or meters instead of the topology's.",
+    params: &[
+        Param::new(
+            "rate",
+            Type::Rate,
+            Absent::Derived("the topology's"),
+            "the link's rate",
+        )
+        .unit("bit/s")
+        .bounds(Bounds::Positive),
+        Param::new(
+            "delay",
+            Type::Time,
+            Absent::Derived("the topology's"),
+            "the link's propagation delay",
+        )
+        .unit("s"),
+        Param::new(
+            "queue",
+            Type::Table("queue"),
+            Absent::Derived("the topology's"),
+            "the link's output queue: { kind = ..., ... }",
+        ),
+        Param::new(
+            "meters",
+            Type::Table("meter"),
+            Absent::Derived("none"),
+            "meters and markers at the link's entry, in order: [{ kind = ..., ... }, ...]",
+        ),
+    ],
+};
+
 /// The core sections, in the order the documentation gives them.
-pub const CORE: &[&Section] = &[&RUN, &TRAFFIC];
+pub const CORE: &[&Section] = &[&RUN, &LINKS, &TRAFFIC];
 
 /// The core sections as `qossim describe` lists them (`core.NAME`).
 pub fn describe() -> Vec<serde_json::Value> {

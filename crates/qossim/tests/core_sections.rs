@@ -4,7 +4,7 @@
 //! line, and a declared default written out reads as the same value as the key left out.
 
 use qossim::decl::{Absent, Section, Type, Value};
-use qossim::scenario::sections::{RUN, TRAFFIC};
+use qossim::scenario::sections::{METRIC, RUN, TRAFFIC};
 use qossim::scenario::Diagnostic;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -95,6 +95,26 @@ fn describe_core_links_lists_every_key_the_reader_accepts() {
     assert_eq!((l.rate, l.delay), (3_000_000, 7_000_000_000));
 }
 
+#[test]
+fn describe_core_metric_lists_every_key_the_reader_accepts() {
+    let metric = "[[metric]]\nkind = \"queue_length\"\nlink = \"r0-r1\"\n";
+    let text = format!("{OK}{metric}intervall = \"1s\"\n");
+    let reader = accepted(&text, "metric.0.intervall");
+    let listed: BTreeSet<String> = described("core.metric").into_iter().collect();
+    assert_eq!(reader, listed);
+    // An unknown kind is refused with the declared choices and a did-you-mean.
+    let text = format!("{OK}[[metric]]\nkind = \"queue_lenght\"\nlink = \"r0-r1\"\n");
+    let d = diags(&text);
+    let reason = METRIC
+        .param("kind")
+        .check(&Value::Text("queue_lenght".into()))
+        .unwrap();
+    assert!(reason.contains("did you mean \"queue_length\""), "{reason}");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let line = OK.lines().count() + 2;
+    assert_eq!((d[0].line, d[0].reason.as_str()), (line, reason.as_str()));
+}
+
 /// `key = default` as a scenario writes it.
 fn written(p: &qossim::decl::Param, d: &str) -> String {
     match p.ty {
@@ -164,5 +184,15 @@ fn an_out_of_bounds_key_gives_the_declared_message_at_its_line() {
         &TRAFFIC,
         "class",
         Value::Integer(256),
+    );
+    let metric =
+        format!("{OK}[[metric]]\nkind = \"queue_length\"\nlink = \"r0-r1\"\ninterval = \"0s\"\n");
+    declared_message(
+        &metric,
+        metric.lines().count(),
+        "metric.0.interval",
+        &METRIC,
+        "interval",
+        Value::Time(0),
     );
 }

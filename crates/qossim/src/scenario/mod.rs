@@ -758,12 +758,17 @@ fn read_metric(
     topo: &Topology,
     traffic: &[TrafficSpec],
 ) -> Option<MetricSpec> {
-    let kind = m.req_str(cx, "kind");
-    let interval = if m.has("interval") {
-        m.time(cx, "interval")
+    use sections::METRIC;
+    // The kind and the interval, read through their declaration (sections::METRIC).
+    let kind = if m.has("kind") {
+        declared::read_key(cx, m, &METRIC, "kind")
+            .map(|v| v.expect("present").as_str().to_string())
     } else {
-        Some(crate::time::millis(50.0))
+        cx.error(m.line(), &m.key_path("kind"), "missing (required)");
+        None
     };
+    let interval = declared::key_or_default(cx, m, &METRIC, "interval")
+        .map(|v| v.expect("a fixed default").as_time());
     let name = if m.has("name") {
         m.name(cx, "name")
     } else {
@@ -786,7 +791,8 @@ fn read_metric(
     let k = match kind.as_deref() {
         Some("link_throughput") => {
             let l = link(cx);
-            let class = m.class(cx, "class");
+            let class =
+                declared::read_key(cx, m, &METRIC, "class").map(|c| c.map(|v| v.as_u64() as u8));
             let marked = if m.has("marked") {
                 m.str(cx, "marked").and_then(|name| {
                     let all = registry.marks();
@@ -848,11 +854,8 @@ fn read_metric(
         }
         Some("queue_average") => {
             let l = link(cx);
-            let which = if m.has("which") {
-                m.str(cx, "which")
-            } else {
-                Some("total".into())
-            };
+            let which = declared::key_or_default(cx, m, &METRIC, "which")
+                .map(|v| v.expect("a fixed default").as_str().to_string());
             match (l, which.as_deref()) {
                 (Some(l), Some(w)) => {
                     let q = &topo.links[l].queue;
@@ -887,36 +890,17 @@ fn read_metric(
                             );
                             None
                         }
-                        (other, _) => {
-                            m.error(
-                                cx,
-                                "which",
-                                format!("unknown average {other:?}; use \"total\" or \"in\" (RIO's IN packets)"),
-                            );
-                            None
-                        }
+                        (other, _) => unreachable!("which = {other:?} is not declared"),
                     }
                 }
                 _ => None,
             }
         }
-        Some(other) => {
-            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average, group_throughput or tcp_window"));
-            None
-        }
+        Some(other) => unreachable!("metric kind {other:?} is not declared"),
         None => None,
     };
-    m.finish(
-        cx,
-        &[
-            "kind", "link", "traffic", "class", "marked", "interval", "name", "which",
-        ],
-    );
+    m.finish(cx, &METRIC.keys());
     let interval = interval?;
-    if interval == 0 {
-        m.error(cx, "interval", "must be positive");
-        return None;
-    }
     let k = k?;
     let name = match name? {
         n if !n.is_empty() => n,

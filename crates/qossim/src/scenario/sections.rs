@@ -176,8 +176,78 @@ pub const LINKS: Section = Section {
     ],
 };
 
+/// The kinds of series a `[[metric]]` samples.
+pub const METRIC_KINDS: &[&str] = &[
+    "link_throughput",
+    "queue_length",
+    "queue_average",
+    "group_throughput",
+    "tcp_window",
+];
+
+/// The keys of a sampled time series, `[[metric]]`.
+pub const METRIC: Section = Section {
+    name: "metric",
+    written: "[[metric]]",
+    title: "sampled time series",
+    doc: "A time series sampled during the run; its post-warm-up mean and confidence half-width go to the summary.",
+    params: &[
+        Param::new(
+            "kind",
+            Type::Choice(METRIC_KINDS),
+            Absent::Required,
+            "what is sampled",
+        ),
+        Param::new(
+            "link",
+            Type::Text,
+            Absent::Derived("required by link_throughput, queue_length, queue_average"),
+            "the link sampled",
+        ),
+        Param::new(
+            "traffic",
+            Type::Text,
+            Absent::Derived("required by group_throughput, tcp_window"),
+            "the traffic entry sampled (tcp_window: a TCP one)",
+        ),
+        Param::new(
+            "class",
+            Type::Integer,
+            Absent::Derived("every class"),
+            "link_throughput: only packets of this class",
+        )
+        .bounds(Bounds::Between(0.0, MAX_CLASS)),
+        Param::new(
+            "marked",
+            Type::Text,
+            Absent::Derived("every packet"),
+            "link_throughput: only packets carrying this family's named mark",
+        ),
+        Param::new(
+            "which",
+            Type::Choice(&["total", "in"]),
+            Absent::Is("total"),
+            "queue_average: the whole queue's average, or RIO's average of its IN packets",
+        ),
+        Param::new(
+            "interval",
+            Type::Time,
+            Absent::Is("50ms"),
+            "time between samples",
+        )
+        .unit("s")
+        .bounds(Bounds::Positive),
+        Param::new(
+            "name",
+            Type::Text,
+            Absent::Derived("after the kind"),
+            "the series' name (default LINK.throughput, LINK.queue, LINK.queue_avg, LINK.queue_avg_in, ENTRY.throughput or tcp.ENTRY)",
+        ),
+    ],
+};
+
 /// The core sections, in the order the documentation gives them.
-pub const CORE: &[&Section] = &[&RUN, &LINKS, &TRAFFIC];
+pub const CORE: &[&Section] = &[&RUN, &LINKS, &TRAFFIC, &METRIC];
 
 /// The core sections as `qossim describe` lists them (`core.NAME`).
 pub fn describe() -> Vec<serde_json::Value> {

@@ -90,6 +90,13 @@ def test_the_core_sections_print_units_defaults_and_bounds(capsys):
         assert describe.begin_mark(name) in doc
 
 
+def test_markdown_without_a_kind_prints_every_generated_block(capsys):
+    assert main(["describe", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    for block in describe.blocks():
+        assert describe.begin_mark(block) in out and describe.end_mark(block) in out
+
+
 def test_an_unknown_kind_lists_the_known_ones(capsys):
     assert main(["describe", "queue.wred"]) == 2
     err = capsys.readouterr().err

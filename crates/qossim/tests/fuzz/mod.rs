@@ -139,7 +139,7 @@ const KEYS: &[&str] = &[
 /// registries of queue disciplines, meters and traffic models, the call arrivals'
 /// declaration and the core sections' (`[run]`, `[[traffic]]`, ...), every kind or model (kinds also as a table), every parameter key, every
 /// fixed default and every allowed value of a choice.
-fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
+pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
     V.get_or_init(|| {
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();

@@ -167,11 +167,11 @@ impl Value {
     }
 }
 
-/// A family's section of a scenario (`[abr]`) or one of its tables, with its declared
-/// keys: what `qossim describe` lists as `family.NAME` and what the family's reader
-/// checks the keys' values against.
+/// A section of a scenario (a family's `[abr]`, the core `[run]`) or one of its tables,
+/// with its declared keys: what `qossim describe` lists as `family.NAME` or `core.NAME`
+/// and what the section's reader checks the keys' values against.
 pub struct Section {
-    /// The name after `family.` (`abr`, `rpr`).
+    /// The name after `family.` or `core.` (`abr`, `rpr`, `run`, `traffic`).
     pub name: &'static str,
     /// What a scenario writes to open it (`[abr]`).
     pub written: &'static str,

@@ -761,8 +761,7 @@ fn read_metric(
     use sections::METRIC;
     // The kind and the interval, read through their declaration (sections::METRIC).
     let kind = if m.has("kind") {
-        declared::read_key(cx, m, &METRIC, "kind")
-            .map(|v| v.expect("present").as_str().to_string())
+        declared::read_key(cx, m, &METRIC, "kind").map(|v| v.expect("present").as_str().to_string())
     } else {
         cx.error(m.line(), &m.key_path("kind"), "missing (required)");
         None

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate the parameter reference tables of docs/scenarios.md.
 
-The tables (the block between the marker comments) come from the engine's declarations;
-with --check, only report whether they are current (exit 1 when they drifted).
+The tables (the blocks between the marker comments: one per group of kinds and one per
+core section) come from the engine's declarations; with --check, only report whether
+they are current (exit 1 when they drifted).
 """
 
 from __future__ import annotations

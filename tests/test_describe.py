@@ -90,6 +90,31 @@ def test_the_pcn_section_and_its_tables_are_listed(capsys):
     assert _row(out, "depth")[:5] == ["depth", "count", "or", "size", "packets"]
 
 
+def test_the_core_sections_print_units_defaults_and_bounds(capsys):
+    names = {k["kind"] for k in describe.kinds()}
+    assert {"core.run", "core.traffic"} <= names
+    assert main(["describe", "core.traffic"]) == 0
+    out = capsys.readouterr().out
+    assert "written: [[traffic]]" in out
+    assert _row(out, "jitter") == ["jitter", "number", "-", "0", "[0,"]
+    assert _row(out, "start") == ["start", "time", "s", "0s", "any"]
+    assert _row(out, "name")[:4] == ["name", "string", "-", "required"]
+    assert main(["describe", "core.run"]) == 0
+    out = capsys.readouterr().out
+    assert _row(out, "duration") == ["duration", "time", "s", "required", ">"]
+    # Each core section's table sits in a block of its own in the reference.
+    doc = (ROOT / "docs" / "scenarios.md").read_text()
+    for name in ("core.run", "core.traffic"):
+        assert describe.begin_mark(name) in doc
+
+
+def test_markdown_without_a_kind_prints_every_generated_block(capsys):
+    assert main(["describe", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    for block in describe.blocks():
+        assert describe.begin_mark(block) in out and describe.end_mark(block) in out
+
+
 def test_an_unknown_kind_lists_the_known_ones(capsys):
     assert main(["describe", "queue.wred"]) == 2
     err = capsys.readouterr().err

@@ -148,7 +148,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
     if args.markdown:
         print(
-            describe.markdown()
+            "\n\n".join(describe.markdown(block) for block in describe.blocks())
             if args.kind is None
             else describe.kind_markdown(describe.find(args.kind))
         )

@@ -16,6 +16,10 @@ from qossim.errors import QossimError
 #: The groups of kinds, in the order the documentation gives them.
 GROUPS = ("queue", "meter", "traffic", "family")
 
+#: The group of the scenario language's own sections (``[run]``, ``[[traffic]]``, ...):
+#: each has a generated block of its own (``core.run``), beside the section's prose.
+CORE = "core"
+
 
 def begin_mark(group: str) -> str:
     """Return the comment line that opens a group's generated tables."""
@@ -128,10 +132,11 @@ def _named_markdown(named: list[dict[str, Any]]) -> str:
 def markdown(group: str) -> str:
     """Return every section of ``group``, enclosed in the group's markers.
 
-    Kinds with parameters get a section each, in registry order; those without (the
-    named traffic models) share one table after them.
+    ``group`` is a group (``queue``) or one kind (``core.run``). Kinds with parameters get
+    a section each, in registry order; those without (the named traffic models) share one
+    table after them.
     """
-    of_group = [k for k in kinds() if k["group"] == group]
+    of_group = [k for k in kinds() if group in (k["group"], k["kind"])]
     sections = [kind_markdown(k) for k in of_group if k["params"]]
     named = [k for k in of_group if not k["params"]]
     if named:
@@ -150,8 +155,13 @@ def splice(document: str, group: str) -> str:
     return document[:start] + markdown(group) + document[stop + len(end) :]
 
 
+def blocks() -> list[str]:
+    """Return the name of every generated block: the groups, then each core section."""
+    return [*GROUPS, *(k["kind"] for k in kinds() if k["group"] == CORE)]
+
+
 def splice_all(document: str) -> str:
-    """Return ``document`` with every group's generated block rewritten."""
-    for group in GROUPS:
-        document = splice(document, group)
+    """Return ``document`` with every generated block rewritten."""
+    for block in blocks():
+        document = splice(document, block)
     return document

@@ -56,6 +56,12 @@ pub enum Type {
     /// A list or table the component reads itself; the text names its shape in the
     /// reference tables (`"list of link names"`, `"table"`).
     Structured(&'static str),
+    /// A list of names (`["s0", "r0", "d0"]`), checked by the section's own reader
+    /// against the network.
+    Names,
+    /// A table (or array of tables) of its own, declared under the kind or group named
+    /// here (`"meter"`, `"traffic.calls"`).
+    Table(&'static str),
 }
 
 impl Type {
@@ -77,6 +83,8 @@ impl Type {
             Type::RateOrFraction { .. } => "rate or fraction",
             Type::CountOrSize { .. } => "count or size",
             Type::Structured(shape) => shape,
+            Type::Names => "list of names",
+            Type::Table(_) => "table",
         }
     }
 
@@ -84,7 +92,12 @@ impl Type {
     /// numbers, booleans and structured values bare, everything else quoted.
     pub fn toml(&self, text: &str) -> String {
         let bare = match self {
-            Type::Number | Type::Integer | Type::Bool | Type::Structured(_) => true,
+            Type::Number
+            | Type::Integer
+            | Type::Bool
+            | Type::Structured(_)
+            | Type::Names
+            | Type::Table(_) => true,
             Type::RateOrFraction { .. } | Type::CountOrSize { .. } => text.parse::<f64>().is_ok(),
             _ => false,
         };
@@ -193,11 +206,11 @@ impl Value {
     }
 }
 
-/// A family's section of a scenario (`[abr]`) or one of its tables, with its declared
-/// keys: what `qossim describe` lists as `family.NAME` and what the family's reader
-/// checks the keys' values against.
+/// A section of a scenario (a family's `[abr]`, the core `[run]`) or one of its tables,
+/// with its declared keys: what `qossim describe` lists as `family.NAME` or `core.NAME`
+/// and what the section's reader checks the keys' values against.
 pub struct Section {
-    /// The name after `family.` (`abr`, `rpr`).
+    /// The name after `family.` or `core.` (`abr`, `rpr`, `run`, `traffic`).
     pub name: &'static str,
     /// What a scenario writes to open it (`[abr]`).
     pub written: &'static str,
@@ -420,6 +433,9 @@ impl Param {
         if let Type::Choice(allowed) = self.ty {
             return allowed.join(", ");
         }
+        if let Type::Table(of) = self.ty {
+            return format!("see {of}");
+        }
         let s = |x: f64| self.show(x);
         // A distribution's bounds are on its mean.
         let of = match self.ty {
@@ -474,6 +490,11 @@ impl Param {
             Type::Dist => units::parse_dist(text).map(Value::Dist),
             Type::PerSecond => units::parse_per_second(text).map(Value::Number),
             Type::Choice(_) | Type::Text | Type::Structured(_) => Ok(Value::Text(text.to_string())),
+            Type::Names | Type::Table(_) => Err(format!(
+                "{} is a {}: written in TOML, not as one string",
+                self.key,
+                self.ty.name()
+            )),
             Type::RateOrFraction { of } => match text.trim().parse::<f64>() {
                 Ok(f) => Ok(Value::Number(f)),
                 Err(_) => units::parse_rate(text)
@@ -718,12 +739,14 @@ pub fn describe_written(
 
 /// Every registered component kind with its declared parameters, as a JSON list (what
 /// `qossim describe` prints and the documentation's reference tables are made from):
-/// the queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
+/// the core sections of the scenario language ([`crate::scenario::sections::CORE`]), the
+/// queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
 /// ([`crate::meter::METERS`]), the traffic models and call arrivals
 /// ([`crate::traffic::MODELS`]), then the families' declared sections
 /// ([`crate::scenario::Family::declared`]).
 pub fn catalogue() -> serde_json::Value {
-    let mut all = crate::queue::describe();
+    let mut all = crate::scenario::sections::describe();
+    all.extend(crate::queue::describe());
     all.extend(
         crate::meter::METERS
             .iter()

@@ -120,3 +120,25 @@ fn degenerate_values_are_refused_on_their_line() {
         assert_eq!(fuzz::check(&text, &sets, base), fuzz::Outcome::Rejected);
     }
 }
+
+/// The mutations draw every key the core sections declare (`[run]`, `[links."NAME"]`,
+/// `[[traffic]]`, `[[metric]]`), and the fixed default of each.
+#[test]
+fn the_vocabulary_holds_every_declared_key_of_the_core_sections() {
+    let (values, keys) = fuzz::vocabulary();
+    for s in qossim::scenario::sections::CORE {
+        for p in s.params {
+            assert!(keys.iter().any(|k| k == p.key), "{}.{}", s.name, p.key);
+            if let qossim::decl::Absent::Is(d) = p.default {
+                let plain = d.to_string();
+                let quoted = format!("{d:?}");
+                assert!(
+                    values.iter().any(|v| *v == plain || *v == quoted),
+                    "{}.{} = {d}",
+                    s.name,
+                    p.key
+                );
+            }
+        }
+    }
+}

@@ -141,8 +141,9 @@ fn read_value(cx: &Cx, t: &Tbl, title: &str, p: &Param) -> Option<Value> {
                 }
             }
         }
-        // Read by the component itself; here only as written.
-        Type::Structured(_) => t
+        // Lists and tables are read by the component itself (they name nodes and links,
+        // or hold declared kinds of their own); here only as written.
+        Type::Structured(_) | Type::Names | Type::Table(_) => t
             .raw(cx, key)
             .map(|(item, _)| Value::Text(item.to_string().trim().to_string())),
     }
@@ -184,5 +185,15 @@ pub fn key_into<T>(
         }
         Some(None) => true,
         None => false,
+    }
+}
+
+/// [`read_key`], with the declared default when `t` lacks `key`: `Some(None)` only for a
+/// key absent whose default is not a fixed value, `None` when it is there but wrong
+/// (reported).
+pub fn key_or_default(cx: &Cx, t: &Tbl, section: &Section, key: &str) -> Option<Option<Value>> {
+    match read_key(cx, t, section, key)? {
+        Some(v) => Some(Some(v)),
+        None => Some(section.param(key).default_value()),
     }
 }

@@ -12,6 +12,7 @@ mod declared;
 pub mod expand;
 mod family;
 mod meters;
+pub mod sections;
 mod topo_index;
 mod topology;
 mod trace;
@@ -31,7 +32,7 @@ pub use family::{
 pub use meters::MeterSpec;
 pub use topology::{apply_link_overrides, read_queue, LinkSpec, QueueSpec, Topology};
 use traffic_read::*;
-pub use traffic_read::{read_model, MAX_FLOWS_PER_ENTRY};
+pub use traffic_read::{entry_keys, read_model, MAX_FLOWS_PER_ENTRY};
 pub use walk::Diagnostic;
 
 use crate::rng::fnv1a64;
@@ -706,22 +707,21 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
         cx.error(1, "run", "missing (required): give at least run.duration");
         return None;
     };
+    // The scalar keys, read through their declaration (sections::RUN): absent ones take
+    // the declared default; a zero duration is out of its declared bounds.
     let duration = if t.has("duration") {
-        t.time(cx, "duration")
+        declared::read_key(cx, &t, &sections::RUN, "duration")
+            .map(|v| v.expect("present").as_time())
     } else {
         cx.error(t.line(), "run.duration", "missing (required)");
         None
     };
-    let warmup = if t.has("warmup") {
-        t.time(cx, "warmup")
-    } else {
-        Some(0)
+    let declared = |key: &str| {
+        declared::key_or_default(cx, &t, &sections::RUN, key)
+            .map(|v| v.unwrap_or_else(|| panic!("run.{key} has a fixed default")))
     };
-    let seed = if t.has("seed") {
-        t.uint(cx, "seed")
-    } else {
-        Some(1)
-    };
+    let warmup = declared("warmup").map(|v| v.as_time());
+    let seed = declared("seed").map(|v| v.as_u64());
     let link_metrics = if t.has("link_metrics") {
         match t.raw(cx, "link_metrics") {
             Some((item, _)) if item.as_str() == Some("all") => Some(LinkMetrics::All),
@@ -740,12 +740,8 @@ fn read_run(cx: &Cx, root: &Tbl) -> Option<RunSpec> {
     } else {
         Some(LinkMetrics::All)
     };
-    t.finish(cx, &["duration", "warmup", "seed", "link_metrics"]);
+    t.finish(cx, &sections::RUN.keys());
     let (d, w) = (duration?, warmup?);
-    if d == 0 {
-        t.error(cx, "duration", "must be positive");
-        return None;
-    }
     if w >= d {
         t.error(cx, "warmup", "must be shorter than run.duration");
         return None;
@@ -765,12 +761,16 @@ fn read_metric(
     topo: &Topology,
     traffic: &[TrafficSpec],
 ) -> Option<MetricSpec> {
-    let kind = m.req_str(cx, "kind");
-    let interval = if m.has("interval") {
-        m.time(cx, "interval")
+    use sections::METRIC;
+    // The kind and the interval, read through their declaration (sections::METRIC).
+    let kind = if m.has("kind") {
+        declared::read_key(cx, m, &METRIC, "kind").map(|v| v.expect("present").as_str().to_string())
     } else {
-        Some(crate::time::millis(50.0))
+        cx.error(m.line(), &m.key_path("kind"), "missing (required)");
+        None
     };
+    let interval = declared::key_or_default(cx, m, &METRIC, "interval")
+        .map(|v| v.expect("a fixed default").as_time());
     let name = if m.has("name") {
         m.name(cx, "name")
     } else {
@@ -793,7 +793,8 @@ fn read_metric(
     let k = match kind.as_deref() {
         Some("link_throughput") => {
             let l = link(cx);
-            let class = m.class(cx, "class");
+            let class =
+                declared::read_key(cx, m, &METRIC, "class").map(|c| c.map(|v| v.as_u64() as u8));
             let marked = if m.has("marked") {
                 m.str(cx, "marked").and_then(|name| {
                     let all = registry.marks();
@@ -855,11 +856,8 @@ fn read_metric(
         }
         Some("queue_average") => {
             let l = link(cx);
-            let which = if m.has("which") {
-                m.str(cx, "which")
-            } else {
-                Some("total".into())
-            };
+            let which = declared::key_or_default(cx, m, &METRIC, "which")
+                .map(|v| v.expect("a fixed default").as_str().to_string());
             match (l, which.as_deref()) {
                 (Some(l), Some(w)) => {
                     let q = &topo.links[l].queue;
@@ -894,36 +892,17 @@ fn read_metric(
                             );
                             None
                         }
-                        (other, _) => {
-                            m.error(
-                                cx,
-                                "which",
-                                format!("unknown average {other:?}; use \"total\" or \"in\" (RIO's IN packets)"),
-                            );
-                            None
-                        }
+                        (other, _) => unreachable!("which = {other:?} is not declared"),
                     }
                 }
                 _ => None,
             }
         }
-        Some(other) => {
-            m.error(cx, "kind", format!("unknown metric kind {other:?}; use link_throughput, queue_length, queue_average, group_throughput or tcp_window"));
-            None
-        }
+        Some(other) => unreachable!("metric kind {other:?} is not declared"),
         None => None,
     };
-    m.finish(
-        cx,
-        &[
-            "kind", "link", "traffic", "class", "marked", "interval", "name", "which",
-        ],
-    );
+    m.finish(cx, &METRIC.keys());
     let interval = interval?;
-    if interval == 0 {
-        m.error(cx, "interval", "must be positive");
-        return None;
-    }
     let k = k?;
     let name = match name? {
         n if !n.is_empty() => n,

@@ -4,6 +4,7 @@
 //! with its own output queue) named `FROM-TO` after their end nodes.
 
 use super::meters::{read_meter, MeterSpec};
+use super::sections::LINKS;
 use super::topo_index::{LinkEnds, TopoIndex};
 use super::units::{self, QueueLimit};
 use super::walk::{Cx, Tbl};
@@ -671,8 +672,9 @@ fn finish_links(cx: &Cx, root: &Tbl, mut topo: Topology) -> Option<Topology> {
     Some(topo)
 }
 
-/// Applies `[links."NAME"]` overrides (rate, delay, queue and, where `meters` is true,
-/// meters) to the links of `topo`, reporting unknown links and keys.
+/// Applies `[links."NAME"]` overrides (the keys declared in [`LINKS`]: rate, delay, queue
+/// and, where `meters` is true, meters) to the links of `topo`, reporting unknown links
+/// and keys.
 pub fn apply_link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology, meters: bool) {
     if !root.has("links") {
         return;
@@ -692,16 +694,10 @@ pub fn apply_link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology, meters: bo
             );
             continue;
         };
-        if o.has("rate") {
-            if let Some(r) = o.rate(cx, "rate") {
-                topo.links[i].rate = r;
-            }
-        }
-        if o.has("delay") {
-            if let Some(d) = o.time(cx, "delay") {
-                topo.links[i].delay = d;
-            }
-        }
+        // The scalar keys, read through their declaration (sections::LINKS).
+        let link = &mut topo.links[i];
+        super::declared::key_into(cx, &o, &LINKS, "rate", &mut link.rate, |v| v.as_u64());
+        super::declared::key_into(cx, &o, &LINKS, "delay", &mut link.delay, |v| v.as_time());
         if o.has("queue") {
             if let Some(q) = o.table(cx, "queue").and_then(|q| read_queue(cx, &q)) {
                 topo.links[i].queue = q;
@@ -717,10 +713,12 @@ pub fn apply_link_overrides(cx: &Cx, root: &Tbl, topo: &mut Topology, meters: bo
                 topo.links[i].meters = ms.into_iter().flatten().collect();
             }
         }
-        if meters {
-            o.finish(cx, &["rate", "delay", "queue", "meters"]);
-        } else {
-            o.finish(cx, &["rate", "delay", "queue"]);
-        }
+        // A family's own topology takes no meters.
+        let known: Vec<&str> = LINKS
+            .keys()
+            .into_iter()
+            .filter(|k| meters || *k != "meters")
+            .collect();
+        o.finish(cx, &known);
     }
 }

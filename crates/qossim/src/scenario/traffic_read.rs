@@ -1,5 +1,6 @@
 //! The `[[traffic]]` entries: models, TCP settings, calls.
 
+use super::sections::TRAFFIC;
 use super::*;
 
 pub(super) fn node_ref(cx: &Cx, t: &Tbl, key: &str, topo: &Topology) -> Option<usize> {
@@ -91,6 +92,18 @@ pub fn read_model(cx: &Cx, t: &Tbl, base: &Path) -> Option<TrafficModel> {
 /// run; more is almost surely a typing mistake).
 pub const MAX_FLOWS_PER_ENTRY: u64 = 10_000_000;
 
+/// Every key a `[[traffic]]` entry may hold: its own, declared in
+/// [`super::sections::TRAFFIC`], and those of the traffic models.
+pub fn entry_keys() -> Vec<&'static str> {
+    let mut known = TRAFFIC.keys();
+    for key in crate::traffic::model_keys() {
+        if !known.contains(&key) {
+            known.push(key);
+        }
+    }
+    known
+}
+
 pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Option<TrafficSpec> {
     let name = t.req_name(cx, "name");
     let from = node_ref(cx, t, "from", topo);
@@ -108,58 +121,45 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
             );
         }
     }
-    let flows = if t.has("flows") {
-        t.uint(cx, "flows").and_then(|n| {
-            if n > MAX_FLOWS_PER_ENTRY {
-                t.error(
-                    cx,
-                    "flows",
-                    format!(
-                        "{n} flows in one entry is more than {MAX_FLOWS_PER_ENTRY}; \
-                         use [traffic.calls] for flow arrivals"
-                    ),
-                );
-                None
-            } else {
-                Some(n)
-            }
-        })
-    } else {
-        Some(1)
+    // The entry's scalar keys, read through their declaration: absent ones take the
+    // declared default.
+    let declared = |key: &str| {
+        super::declared::key_or_default(cx, t, &TRAFFIC, key)
+            .map(|v| v.unwrap_or_else(|| panic!("{key} has a fixed default")))
     };
-    let start = if t.has("start") {
-        t.time(cx, "start")
-    } else {
-        Some(0)
-    };
+    let flows = declared("flows").map(|v| v.as_u64());
+    let start = declared("start").map(|v| v.as_time());
     let stop = if tcp {
         Some(None)
-    } else if t.has("stop") {
-        t.time(cx, "stop").and_then(|s| match start {
-            Some(b) if s <= b => {
-                t.error(
-                    cx,
-                    "stop",
-                    format!(
-                        "must be after start ({} s); the entry would send nothing",
-                        crate::time::to_secs(b)
-                    ),
-                );
-                None
-            }
-            _ => Some(Some(s)),
-        })
     } else {
-        Some(None)
+        match super::declared::read_key(cx, t, &TRAFFIC, "stop") {
+            Some(Some(s)) => {
+                let s = s.as_time();
+                match start {
+                    Some(b) if s <= b => {
+                        t.error(
+                            cx,
+                            "stop",
+                            format!(
+                                "must be after start ({} s); the entry would send nothing",
+                                crate::time::to_secs(b)
+                            ),
+                        );
+                        None
+                    }
+                    _ => Some(Some(s)),
+                }
+            }
+            Some(None) => Some(None),
+            None => None,
+        }
     };
     let jitter = if tcp {
         Some(0.0)
-    } else if t.has("jitter") {
-        t.num_in(cx, "jitter", 0.0, 1.0)
     } else {
-        Some(0.0)
+        declared("jitter").map(|v| v.as_f64())
     };
-    let class = t.class(cx, "class").map(|c| c.unwrap_or(0));
+    let class = declared("class").map(|v| v.as_u64() as u8);
     let route = if t.has("route") {
         t.array(cx, "route")
             .and_then(|a| {
@@ -224,35 +224,27 @@ pub(super) fn read_traffic(cx: &Cx, t: &Tbl, topo: &Topology, base: &Path) -> Op
     } else {
         Some(None)
     };
-    let per_flow = if t.has("per_flow") {
-        t.bool(cx, "per_flow").and_then(|p| {
-            if !p && matches!(model, Some(TrafficModel::Tcp(_))) {
-                t.error(
-                    cx,
-                    "per_flow",
-                    "TCP connections always keep their own records",
-                );
-                None
-            } else if !p && t.has("profile") {
-                t.error(
-                    cx,
-                    "per_flow",
-                    "a host profile meters each flow: its flows keep their own records",
-                );
-                None
-            } else {
-                Some(p)
-            }
-        })
-    } else {
-        Some(true)
-    };
-    let mut known: Vec<&str> = ["name", "from", "to"].to_vec();
-    known.extend(crate::traffic::model_keys());
-    known.extend_from_slice(&[
-        "start", "stop", "jitter", "class", "route", "calls", "profile", "per_flow",
-    ]);
-    t.finish(cx, &known);
+    let per_flow = declared("per_flow").and_then(|v| {
+        let p = v == crate::decl::Value::Bool(true);
+        if !p && matches!(model, Some(TrafficModel::Tcp(_))) {
+            t.error(
+                cx,
+                "per_flow",
+                "TCP connections always keep their own records",
+            );
+            None
+        } else if !p && t.has("profile") {
+            t.error(
+                cx,
+                "per_flow",
+                "a host profile meters each flow: its flows keep their own records",
+            );
+            None
+        } else {
+            Some(p)
+        }
+    });
+    t.finish(cx, &entry_keys());
     let (from, to, route) = (from?, to?, route?);
     // Connectivity.
     match &route {

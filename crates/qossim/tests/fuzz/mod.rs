@@ -137,10 +137,11 @@ const KEYS: &[&str] = &[
 
 /// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
 /// registries of queue disciplines, meters and traffic models, the call arrivals'
-/// declaration and the families' declared sections (`family.*`), every kind or model
-/// (kinds also as a table), every parameter key, every fixed default, every allowed
-/// value of a choice and a value of each form of a two-form type.
-fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
+/// declaration, the core sections' (`[run]`, `[[traffic]]`, ...) and the families'
+/// declared sections (`family.*`), every kind or model (kinds also as a table), every
+/// parameter key, every fixed default, every allowed value of a choice and a value of each
+/// form of a two-form type.
+pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
     V.get_or_init(|| {
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
@@ -151,6 +152,9 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let meters = qossim::meter::METERS.iter().map(|k| (k.name, k.params));
         let models = qossim::traffic::MODELS.iter().map(|k| (k.name, k.params));
         let calls = std::iter::once(("calls", qossim::traffic::kind::CALLS));
+        let core = qossim::scenario::sections::CORE
+            .iter()
+            .map(|s| (s.name, s.params));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
         let families = qossim::mechanisms::registry().families();
         let declared = families
@@ -159,6 +163,7 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
             .map(|s| (s.name, s.params));
         let sections = models
             .chain(calls)
+            .chain(core)
             .chain(declared)
             .map(|(n, p)| (n, p, false));
         for (name, params, by_kind) in tables.chain(sections) {

@@ -147,3 +147,46 @@ def test_measured_points_beside_a_reference_are_not_joined():
     joined = plots.mean_ci(df, "rho", "mean", ci=("low", "high"), **kw)
     assert alone.axes[0].lines[0].get_linestyle() == "None"
     assert joined.axes[0].lines[0].get_linestyle() == "-"
+
+
+def _figure_with_text() -> Figure:
+    return plots.timeseries(
+        pd.DataFrame({"t": [0.0, 1.0, 2.0], "value": [1.0, 3.0, 2.0]}),
+        "t",
+        "value",
+        y_label="queue",
+        y_unit="packets",
+        title="deferred",
+    )
+
+
+def test_a_deferred_save_draws_the_same_bytes_in_another_process(tmp_path):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    plots.save(_figure_with_text(), tmp_path / "here.png")
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        with plots.deferred_saves(pool.submit):
+            path = plots.save(_figure_with_text(), tmp_path / "there.png")
+        # The block waited for the drawing.
+        assert path.exists()
+    assert path.read_bytes() == (tmp_path / "here.png").read_bytes()
+
+
+def test_a_deferred_save_that_cannot_be_handed_over_is_drawn_here(tmp_path):
+    from concurrent.futures import Future
+
+    plots.save(_figure_with_text(), tmp_path / "here.png")
+    # No pool: the submit function declines, and the figure is drawn at once.
+    with plots.deferred_saves(lambda *_: None):
+        path = plots.save(_figure_with_text(), tmp_path / "declined.png")
+        assert path.exists()
+    # A pool that drops the drawing (cancelled): drawn here when the block ends.
+    cancelled: Future = Future()
+    cancelled.cancel()
+    with plots.deferred_saves(lambda *_: cancelled):
+        lost = plots.save(_figure_with_text(), tmp_path / "lost.png")
+        assert not lost.exists()
+    for p in (path, lost):
+        assert p.read_bytes() == (tmp_path / "here.png").read_bytes()

@@ -792,6 +792,21 @@ def reuse_workers() -> Iterator[None]:
         kept.drop()
 
 
+def submit_to_kept_pool(fn: Any, *args: Any) -> Any:
+    """Submit ``fn(*args)`` to the pool of local workers kept by :func:`reuse_workers`.
+
+    Returns the future, or None when no pool is kept (outside the block, or before its
+    first run of jobs started one), so that the caller does the work itself.
+    """
+    kept = _KEPT[-1] if _KEPT else None
+    if kept is None or kept.pool is None:
+        return None
+    try:
+        return kept.pool.submit(fn, *args)
+    except RuntimeError:  # shut down or broken
+        return None
+
+
 def _pool_signature(workers: int, context: Any) -> tuple[Any, ...]:
     """Return what a local worker takes from the main process when it starts."""
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)

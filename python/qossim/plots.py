@@ -8,10 +8,11 @@ Save figures with :func:`save`.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,9 +25,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "axis_label",
+    "deferred_saves",
     "histogram",
     "loss_load",
     "mean_ci",
+    "render_pickled",
     "save",
     "scatter_trend",
     "stacked",
@@ -369,17 +372,97 @@ def histogram(
 
 
 def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 110, close: bool = True) -> Path:
-    """Write ``fig`` as a PNG file (atomically) and return its path."""
+    """Write ``fig`` as a PNG file (atomically) and return its path.
+
+    Inside :func:`deferred_saves` the drawing may instead be handed to another process
+    (the figure travels pickled): the file then exists once the block ends, with the same
+    bytes as a drawing here would give.
+    """
+    target = Path(path)
+    if _DEFERRED and _DEFERRED[-1].defer(fig, target, dpi):
+        if close:
+            fig.clear()
+        return target
+    target = atomic_write_bytes(path, _png(fig, dpi))
+    if close:
+        fig.clear()
+    return target
+
+
+def _png(fig: Figure, dpi: int) -> bytes:
+    """Return the PNG bytes of ``fig`` at ``dpi``, drawn by Agg."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
-    target = atomic_write_bytes(path, buffer.getvalue())
-    if close:
-        fig.clear()
-    return target
+    return buffer.getvalue()
+
+
+def render_pickled(blob: bytes, path: str, dpi: int) -> str:
+    """Draw a pickled figure into ``path`` (the other process's half of a deferred save)."""
+    import pickle
+
+    fig = pickle.loads(blob)
+    atomic_write_bytes(path, _png(fig, dpi))
+    return path
+
+
+class _Deferral:
+    """The saves handed to other processes inside one :func:`deferred_saves` block."""
+
+    def __init__(self, submit: Any) -> None:
+        self.submit = submit
+        self.pending: list[tuple[Any, bytes, Path, int]] = []
+
+    def defer(self, fig: Figure, path: Path, dpi: int) -> bool:
+        """Hand ``fig`` to ``submit``; False (draw it here) when that is not possible."""
+        import pickle
+
+        try:
+            blob = pickle.dumps(fig, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an artist that does not pickle: draw here
+            return False
+        future = self.submit(render_pickled, blob, str(path), dpi)
+        if future is None:
+            return False
+        self.pending.append((future, blob, path, dpi))
+        return True
+
+    def finish(self) -> None:
+        """Wait for every handed-over drawing; draw here any the other side lost."""
+        import pickle
+        from concurrent.futures import CancelledError
+        from concurrent.futures.process import BrokenProcessPool
+
+        pending, self.pending = self.pending, []
+        for future, blob, path, dpi in pending:
+            try:
+                future.result()
+            except (CancelledError, BrokenProcessPool):
+                # The pool was replaced or lost a worker: draw it here.
+                atomic_write_bytes(path, _png(pickle.loads(blob), dpi))
+
+
+_DEFERRED: list[_Deferral] = []
+
+
+@contextlib.contextmanager
+def deferred_saves(submit: Any) -> Iterator[None]:
+    """Let :func:`save` hand drawings to ``submit`` inside the block; wait at its end.
+
+    ``submit(fn, *args)`` returns a future, or None to have the drawing done here. A
+    study reproduction passes the kept pool of local workers, so that its figures are
+    drawn while its next runs go on; the files are complete when the block ends.
+    """
+    deferral = _Deferral(submit)
+    _DEFERRED.append(deferral)
+    try:
+        yield
+    finally:
+        _DEFERRED.remove(deferral)
+    deferral.finish()
 
 
 def _groups(

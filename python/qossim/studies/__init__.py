@@ -32,8 +32,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from qossim import _toml
-from qossim.campaign import gather_jobs, make_job, reuse_workers, run_jobs
+from qossim import _toml, plots
+from qossim.campaign import gather_jobs, make_job, reuse_workers, run_jobs, submit_to_kept_pool
 from qossim.errors import StudyError
 from qossim.report import VERDICT_CLASSES, Styled, write_report
 from qossim.results import atomic_write_text
@@ -525,7 +525,9 @@ def reproduce(
     target.mkdir(parents=True, exist_ok=True)
     # One pool of local workers for every table of the study (the command keeps one for
     # every study; library callers get one per study).
-    with reuse_workers():
+    # Figures are drawn by the pool's workers while the next runs go on (deferred_saves
+    # waits for them before the block ends).
+    with reuse_workers(), plots.deferred_saves(submit_to_kept_pool):
         output = module.reproduce(quick=quick, only=selected, out_dir=target, progress=progress)
     if not isinstance(output, StudyOutput):
         raise StudyError(f"{name}: reproduce() returned {type(output).__name__}, not StudyOutput")

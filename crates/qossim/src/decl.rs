@@ -40,6 +40,9 @@ pub enum Type {
     Choice(&'static [&'static str]),
     /// A string in the component's own notation (checked by the component's rules).
     Text,
+    /// A list of strings (`["a", "b"]`): names of nodes, traffic entries, … (checked by
+    /// the component's rules).
+    Names,
 }
 
 impl Type {
@@ -58,6 +61,7 @@ impl Type {
             Type::PerSecond => "events per time",
             Type::Choice(_) => "choice",
             Type::Text => "string",
+            Type::Names => "list of strings",
         }
     }
 }
@@ -85,6 +89,8 @@ pub enum Value {
     Dist(units::Dist),
     /// A string (choices and text).
     Text(String),
+    /// A list of strings.
+    Names(Vec<String>),
 }
 
 impl Value {
@@ -99,7 +105,7 @@ impl Value {
             Value::Time(t) => Some(to_secs(*t)),
             Value::Number(x) => Some(*x),
             Value::Dist(d) => Some(dist_mean(*d)),
-            Value::Bool(_) | Value::Text(_) => None,
+            Value::Bool(_) | Value::Text(_) | Value::Names(_) => None,
         }
     }
 
@@ -119,6 +125,10 @@ impl Value {
                 units::Dist::Pareto(a, m) => format!("pareto:{a}:{m}s"),
             },
             Value::Text(s) => s.clone(),
+            Value::Names(items) => {
+                let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
+                format!("[{}]", quoted.join(", "))
+            }
         }
     }
 }
@@ -157,6 +167,51 @@ impl Value {
             v => panic!("not a string: {v:?}"),
         }
     }
+
+    /// The strings of a list.
+    pub fn as_names(&self) -> &[String] {
+        match self {
+            Value::Names(items) => items,
+            v => panic!("not a list of strings: {v:?}"),
+        }
+    }
+}
+
+/// `s` as a TOML basic string (`"a\"b"`).
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Parses a list of strings in the TOML notation (`["a", "b"]`, `[]`).
+pub fn parse_names(text: &str) -> Result<Vec<String>, String> {
+    let v = text
+        .trim()
+        .parse::<toml_edit::Value>()
+        .map_err(|_| format!("expected a list of strings, e.g. [\"a\", \"b\"], got {text:?}"))?;
+    let Some(items) = v.as_array() else {
+        return Err(format!(
+            "expected a list of strings, e.g. [\"a\", \"b\"], found {}",
+            v.type_name()
+        ));
+    };
+    items
+        .iter()
+        .map(|x| {
+            x.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("expected a string, found {}", x.type_name()))
+        })
+        .collect()
 }
 
 /// A family's section of a scenario (`[abr]`) or one of its tables, with its declared
@@ -423,6 +478,7 @@ impl Param {
             Type::Dist => units::parse_dist(text).map(Value::Dist),
             Type::PerSecond => units::parse_per_second(text).map(Value::Number),
             Type::Choice(_) | Type::Text => Ok(Value::Text(text.to_string())),
+            Type::Names => parse_names(text).map(Value::Names),
         }
     }
 
@@ -528,6 +584,14 @@ impl Values {
         match self.expect(key) {
             Value::Text(s) => s,
             v => panic!("parameter {key} is not a string: {v:?}"),
+        }
+    }
+
+    /// The list of strings `key`.
+    pub fn names(&self, key: &str) -> &[String] {
+        match self.expect(key) {
+            Value::Names(items) => items,
+            v => panic!("parameter {key} is not a list of strings: {v:?}"),
         }
     }
 
@@ -722,6 +786,28 @@ mod tests {
             "must not be negative, got -1"
         );
         assert!(n.check(&Value::Number(f64::INFINITY)).is_some());
+    }
+
+    #[test]
+    fn lists_of_strings_parse_and_render_in_the_scenario_notation() {
+        let p = Param::new("watch", Type::Names, Absent::Is("[]"), "");
+        assert_eq!(p.default_value(), Some(Value::Names(Vec::new())));
+        let v = p.parse(r#"["a", "b \"c\""]"#).unwrap();
+        assert_eq!(
+            v,
+            Value::Names(vec!["a".to_string(), "b \"c\"".to_string()])
+        );
+        assert_eq!(p.parse(&v.render()).unwrap(), v);
+        assert_eq!(v.render(), r#"["a", "b \"c\""]"#);
+        assert_eq!(Value::Names(Vec::new()).render(), "[]");
+        assert_eq!(
+            p.parse("[1]").unwrap_err(),
+            "expected a string, found integer"
+        );
+        assert!(p.parse("\"a\"").unwrap_err().contains("found string"));
+        assert!(p.parse("[").is_err());
+        assert_eq!(p.check(&v), None);
+        assert_eq!(Type::Names.name(), "list of strings");
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub static PROBE: Section = Section {
             "algorithm",
             Type::Choice(ALGORITHMS),
             Absent::Is("slow_start"),
-            "how the probe is sent: at the full rate, stopping at the first loss, or ramping up",
+            "simple (rate r throughout), early_reject (at r, rejects after a bad interval) or slow_start (r/16 up to r in five levels, likewise)",
         ),
         Param::new(
             "epsilon",
@@ -78,7 +78,7 @@ pub static PROBE: Section = Section {
             "interval",
             Type::Time,
             Absent::Is("1s"),
-            "length of a probing interval (slow start and early reject decide per interval)",
+            "decision interval: early_reject and slow_start judge each interval's loss fraction",
         )
         .unit("s")
         .bounds(Bounds::Positive),
@@ -94,7 +94,7 @@ pub static PROBE: Section = Section {
             "grace",
             Type::Time,
             Absent::Derived("min(one-way delay + longest queueing wait of the path, 2s) + 1ms"),
-            "how long the receiver waits for a probing interval's last probes",
+            "how long after an interval's end the receiver waits for its last probes",
         )
         .unit("s"),
     ],

@@ -120,3 +120,25 @@ fn degenerate_values_are_refused_on_their_line() {
         assert_eq!(fuzz::check(&text, &sets, base), fuzz::Outcome::Rejected);
     }
 }
+
+/// The mutations draw every family's declared sections: their headers, keys and fixed
+/// defaults (a list of names as a list).
+#[test]
+fn the_vocabulary_draws_every_declared_section() {
+    let (values, keys, headers) = fuzz::vocabulary();
+    let mut sections = 0;
+    for f in qossim::mechanisms::registry().families() {
+        for s in f.declared() {
+            assert!(headers.iter().any(|h| h == s.written), "{}", s.written);
+            for p in s.params {
+                assert!(keys.iter().any(|k| k == p.key), "{}.{}", s.name, p.key);
+            }
+            sections += 1;
+        }
+    }
+    // [abr], [[abr.vc]], [rpr] and the three [endpoint] arrays at least.
+    assert!(sections >= 6, "{sections}");
+    assert!(headers.iter().any(|h| h == "[[endpoint.virtual_queue]]"));
+    // Lists of names are drawn for the declared lists (watch, destinations).
+    assert!(values.iter().any(|v| v == "[\"voice\", 3]"));
+}

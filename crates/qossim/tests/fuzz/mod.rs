@@ -135,15 +135,38 @@ const KEYS: &[&str] = &[
     "max_active",
 ];
 
-/// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
-/// registries of queue disciplines, meters and traffic models and the call arrivals'
-/// declaration, every kind or model (kinds also as a table), every parameter key, every
-/// fixed default and every allowed value of a choice.
-fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
-    static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
+/// Table headers the mutations insert besides those of the families' declared sections.
+const HEADERS: &[&str] = &[
+    "[run]",
+    "[topology]",
+    "[[traffic]]",
+    "[[metric]]",
+    "[[trace]]",
+    "[links.\"n1-n2\"]",
+    "[pcn]",
+    "[x]",
+];
+
+/// The values, keys and table headers the mutations use: [`VALUES`], [`KEYS`] and
+/// [`HEADERS`] plus, from the registries of queue disciplines, meters and traffic models,
+/// the call arrivals' declaration and the families' declared sections, every kind or
+/// model (kinds also as a table), every parameter key, every fixed default, every
+/// allowed value of a choice and every declared section's header (`[abr]`,
+/// `[[endpoint.probe]]`).
+pub fn vocabulary() -> &'static (Vec<String>, Vec<String>, Vec<String>) {
+    static V: std::sync::OnceLock<(Vec<String>, Vec<String>, Vec<String>)> =
+        std::sync::OnceLock::new();
     V.get_or_init(|| {
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
         let mut keys: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
+        let mut headers: Vec<String> = HEADERS.iter().map(|h| h.to_string()).collect();
+        let declared: Vec<&qossim::decl::Section> = qossim::mechanisms::registry()
+            .families()
+            .iter()
+            .flat_map(|f| f.declared().iter().copied())
+            .collect();
+        headers.extend(declared.iter().map(|s| s.written.to_string()));
+        let families = declared.iter().map(|s| (s.name, s.params, false));
         let queues = qossim::queue::DISCIPLINES
             .iter()
             .map(|k| (k.name, k.params));
@@ -152,7 +175,7 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let calls = std::iter::once(("calls", qossim::traffic::kind::CALLS));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
         let sections = models.chain(calls).map(|(n, p)| (n, p, false));
-        for (name, params, by_kind) in tables.chain(sections) {
+        for (name, params, by_kind) in tables.chain(sections).chain(families) {
             values.push(format!("{name:?}"));
             if by_kind {
                 values.push(format!("{{ kind = {name:?} }}"));
@@ -165,7 +188,8 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
                     values.push(match p.ty {
                         qossim::decl::Type::Number
                         | qossim::decl::Type::Integer
-                        | qossim::decl::Type::Bool => d.to_string(),
+                        | qossim::decl::Type::Bool
+                        | qossim::decl::Type::Names => d.to_string(),
                         _ => format!("{d:?}"),
                     });
                     if by_kind {
@@ -175,11 +199,19 @@ fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
                 if let qossim::decl::Type::Choice(allowed) = p.ty {
                     values.extend(allowed.iter().map(|a| format!("{a:?}")));
                 }
+                // A list of names: one of a name the scenarios use, and an item of
+                // another type.
+                if p.ty == qossim::decl::Type::Names {
+                    values.push("[\"n1\", \"n1\"]".to_string());
+                    values.push("[\"voice\", 3]".to_string());
+                }
             }
         }
         values.sort();
         values.dedup();
-        (values, keys)
+        headers.sort();
+        headers.dedup();
+        (values, keys, headers)
     })
 }
 
@@ -231,18 +263,8 @@ fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, Str
             lines.insert(i, format!("{} = {}", key(g), value(g)));
         }
         7 => {
-            let header = g.pick(&[
-                "[run]",
-                "[topology]",
-                "[[traffic]]",
-                "[[metric]]",
-                "[[trace]]",
-                "[links.\"n1-n2\"]",
-                "[pcn]",
-                "[rpr]",
-                "[x]",
-            ]);
-            lines.insert(i, header.to_string());
+            let header = g.pick(&vocabulary().2);
+            lines.insert(i, header.clone());
         }
         _ => {
             let path = match g.below(4) {

@@ -3,6 +3,9 @@
 //! `[[endpoint.mbac]]` (Measured Sum at a link; one entry per measured link of a
 //! traffic entry's path) and `[[endpoint.virtual_queue]]` (the
 //! marking design's virtual queue on a link), the builder and the post-run summary.
+//! Each entry's keys are declared in [`super::params`] and read through that
+//! declaration; this reader adds what needs the rest of the scenario (the traffic entry
+//! and link named, the defaults taken from them, the rules across entries).
 
 use super::mbac::{MbacAdmission, MeasuredSum};
 use super::params::{vq_rules, MBAC, PROBE, VIRTUAL_QUEUE};

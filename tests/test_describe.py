@@ -115,6 +115,19 @@ def test_markdown_without_a_kind_prints_every_generated_block(capsys):
         assert describe.begin_mark(block) in out and describe.end_mark(block) in out
 
 
+def test_declared_entries_and_lists_are_described(capsys):
+    names = {k["kind"] for k in describe.kinds()}
+    entries = {"family.abr.vc", "family.endpoint.probe", "family.endpoint.mbac"}
+    assert entries | {"family.endpoint.virtual_queue"} <= names
+    assert main(["describe", "family.endpoint.virtual_queue"]) == 0
+    out = capsys.readouterr().out
+    assert "written: [[endpoint.virtual_queue]]" in out
+    assert _row(out, "fraction") == ["fraction", "number", "fraction", "0.9", "(0,"]
+    assert main(["describe", "family.rpr"]) == 0
+    watch = next(line for line in capsys.readouterr().out.splitlines() if "watch" in line)
+    assert watch.split()[:5] == ["watch", "list", "of", "strings", "-"]
+
+
 def test_an_unknown_kind_lists_the_known_ones(capsys):
     assert main(["describe", "queue.wred"]) == 2
     err = capsys.readouterr().err

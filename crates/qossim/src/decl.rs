@@ -56,8 +56,8 @@ pub enum Type {
     /// A list or table the component reads itself; the text names its shape in the
     /// reference tables (`"list of link names"`, `"table"`).
     Structured(&'static str),
-    /// A list of names (`["s0", "r0", "d0"]`), checked by the section's own reader
-    /// against the network.
+    /// A list of strings (`["s0", "r0", "d0"]`): names of nodes, links, traffic entries,
+    /// … (checked by the component's rules against the network).
     Names,
     /// A table (or array of tables) of its own, declared under the kind or group named
     /// here (`"meter"`, `"traffic.calls"`).
@@ -83,7 +83,7 @@ impl Type {
             Type::RateOrFraction { .. } => "rate or fraction",
             Type::CountOrSize { .. } => "count or size",
             Type::Structured(shape) => shape,
-            Type::Names => "list of names",
+            Type::Names => "list of strings",
             Type::Table(_) => "table",
         }
     }
@@ -92,12 +92,11 @@ impl Type {
     /// numbers, booleans and structured values bare, everything else quoted.
     pub fn toml(&self, text: &str) -> String {
         let bare = match self {
-            Type::Number
-            | Type::Integer
-            | Type::Bool
-            | Type::Structured(_)
-            | Type::Names
-            | Type::Table(_) => true,
+            Type::Number | Type::Integer | Type::Bool | Type::Structured(_) | Type::Table(_) => {
+                true
+            }
+            // A list, bare; a word that stands for one ("all"), quoted.
+            Type::Names => text.trim_start().starts_with('['),
             Type::RateOrFraction { .. } | Type::CountOrSize { .. } => text.parse::<f64>().is_ok(),
             _ => false,
         };
@@ -132,6 +131,8 @@ pub enum Value {
     Dist(units::Dist),
     /// A string (choices and text).
     Text(String),
+    /// A list of strings.
+    Names(Vec<String>),
 }
 
 impl Value {
@@ -146,7 +147,7 @@ impl Value {
             Value::Time(t) => Some(to_secs(*t)),
             Value::Number(x) => Some(*x),
             Value::Dist(d) => Some(dist_mean(*d)),
-            Value::Bool(_) | Value::Text(_) => None,
+            Value::Bool(_) | Value::Text(_) | Value::Names(_) => None,
         }
     }
 
@@ -166,6 +167,10 @@ impl Value {
                 units::Dist::Pareto(a, m) => format!("pareto:{a}:{m}s"),
             },
             Value::Text(s) => s.clone(),
+            Value::Names(items) => {
+                let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
+                format!("[{}]", quoted.join(", "))
+            }
         }
     }
 }
@@ -204,6 +209,51 @@ impl Value {
             v => panic!("not a string: {v:?}"),
         }
     }
+
+    /// The strings of a list.
+    pub fn as_names(&self) -> &[String] {
+        match self {
+            Value::Names(items) => items,
+            v => panic!("not a list of strings: {v:?}"),
+        }
+    }
+}
+
+/// `s` as a TOML basic string (`"a\"b"`).
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Parses a list of strings in the TOML notation (`["a", "b"]`, `[]`).
+pub fn parse_names(text: &str) -> Result<Vec<String>, String> {
+    let v = text
+        .trim()
+        .parse::<toml_edit::Value>()
+        .map_err(|_| format!("expected a list of strings, e.g. [\"a\", \"b\"], got {text:?}"))?;
+    let Some(items) = v.as_array() else {
+        return Err(format!(
+            "expected a list of strings, e.g. [\"a\", \"b\"], found {}",
+            v.type_name()
+        ));
+    };
+    items
+        .iter()
+        .map(|x| {
+            x.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("expected a string, found {}", x.type_name()))
+        })
+        .collect()
 }
 
 /// A section of a scenario (a family's `[abr]`, the core `[run]`) or one of its tables,
@@ -490,7 +540,8 @@ impl Param {
             Type::Dist => units::parse_dist(text).map(Value::Dist),
             Type::PerSecond => units::parse_per_second(text).map(Value::Number),
             Type::Choice(_) | Type::Text | Type::Structured(_) => Ok(Value::Text(text.to_string())),
-            Type::Names | Type::Table(_) => Err(format!(
+            Type::Names => parse_names(text).map(Value::Names),
+            Type::Table(_) => Err(format!(
                 "{} is a {}: written in TOML, not as one string",
                 self.key,
                 self.ty.name()
@@ -610,6 +661,14 @@ impl Values {
         match self.expect(key) {
             Value::Text(s) => s,
             v => panic!("parameter {key} is not a string: {v:?}"),
+        }
+    }
+
+    /// The list of strings `key`.
+    pub fn names(&self, key: &str) -> &[String] {
+        match self.expect(key) {
+            Value::Names(items) => items,
+            v => panic!("parameter {key} is not a list of strings: {v:?}"),
         }
     }
 
@@ -853,6 +912,28 @@ mod tests {
             share.check(&Value::Number(f64::INFINITY)).unwrap(),
             "must be finite, got inf"
         );
+    }
+
+    #[test]
+    fn lists_of_strings_parse_and_render_in_the_scenario_notation() {
+        let p = Param::new("watch", Type::Names, Absent::Is("[]"), "");
+        assert_eq!(p.default_value(), Some(Value::Names(Vec::new())));
+        let v = p.parse(r#"["a", "b \"c\""]"#).unwrap();
+        assert_eq!(
+            v,
+            Value::Names(vec!["a".to_string(), "b \"c\"".to_string()])
+        );
+        assert_eq!(p.parse(&v.render()).unwrap(), v);
+        assert_eq!(v.render(), r#"["a", "b \"c\""]"#);
+        assert_eq!(Value::Names(Vec::new()).render(), "[]");
+        assert_eq!(
+            p.parse("[1]").unwrap_err(),
+            "expected a string, found integer"
+        );
+        assert!(p.parse("\"a\"").unwrap_err().contains("found string"));
+        assert!(p.parse("[").is_err());
+        assert_eq!(p.check(&v), None);
+        assert_eq!(Type::Names.name(), "list of strings");
     }
 
     #[test]

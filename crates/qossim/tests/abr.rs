@@ -331,7 +331,7 @@ fn mistakes_in_the_abr_section_are_reported_once_at_their_line() {
         (
             "name = \"A\"",
             "name = \"A\"\ntype = \"cbr\"",
-            "unknown source type \"cbr\"",
+            "abr.vc.0.type: unknown type \"cbr\" (did you mean \"vbr\"?); use \"infinite\", \"bursty\" or \"vbr\"",
         ),
         (
             "name = \"A\"",
@@ -474,4 +474,108 @@ fn erica_plus_keys_need_the_algorithm_and_exclude_target_utilization() {
         assert_eq!(d.len(), 1, "{to}: {d:?}");
         assert!(d[0].contains(want), "{to}: {d:?}");
     }
+}
+
+/// The keys the reader of a table accepts, as its "unknown key" diagnostic for
+/// `zz_unknown` at `at` lists them.
+fn accepted_keys(text: &str, at: &str) -> Vec<String> {
+    let d = qossim::parse(text, "s.toml", Path::new("."), &[]).expect_err("an unknown key");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].path, format!("{at}.zz_unknown"), "{d:?}");
+    let (_, list) = d[0]
+        .reason
+        .split_once("expected one of: ")
+        .expect("the keys");
+    let mut keys: Vec<String> = list.split(", ").map(String::from).collect();
+    keys.sort();
+    keys
+}
+
+/// The keys `qossim describe` lists for `family.NAME`.
+fn described_keys(name: &str) -> Vec<String> {
+    let all = qossim::decl::catalogue();
+    let kind = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == format!("family.{name}"))
+        .unwrap_or_else(|| panic!("family.{name} is not described"));
+    let mut keys: Vec<String> = kind["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap().to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn describe_lists_every_key_the_abr_reader_accepts() {
+    let good = network(&["SW1"], &[], &[("A", "SW1", &["SW1"])], "", 1.0, 0.0);
+    // [abr]: its declared keys, and the array of connections (a declared section).
+    let text = good.replace("network = \"lan\"", "network = \"lan\"\nzz_unknown = 1");
+    let mut abr = described_keys("abr");
+    abr.push("vc".to_string());
+    abr.sort();
+    assert_eq!(accepted_keys(&text, "abr"), abr);
+    // [[abr.vc]]: the union over its source types is what describe lists.
+    let mut union: Vec<String> = Vec::new();
+    for ty in qossim::mechanisms::abr::params::VC_TYPES {
+        let text = good.replace(
+            "name = \"A\"",
+            &format!("name = \"A\"\ntype = \"{ty}\"\nzz_unknown = 1"),
+        );
+        union.extend(accepted_keys(&text, "abr.vc.0"));
+    }
+    union.sort();
+    union.dedup();
+    assert_eq!(union, described_keys("abr.vc"));
+}
+
+#[test]
+fn a_connections_keys_are_checked_against_their_declaration() {
+    let good = network(&["SW1"], &[], &[("A", "SW1", &["SW1"])], "", 1.0, 0.0);
+    let vc = &qossim::mechanisms::abr::params::VC;
+    for (line, key, bad) in [
+        (
+            "type = \"bursty\"\nrequest_cells = 1001",
+            "request_cells",
+            "1001",
+        ),
+        ("type = \"vbr\"\non = \"0s\"", "on", "0s"),
+        ("nrm = 300", "nrm", "300"),
+    ] {
+        let text = good.replace("name = \"A\"", &format!("name = \"A\"\n{line}"));
+        let at = text
+            .lines()
+            .position(|l| l.starts_with(&format!("{key} =")))
+            .unwrap()
+            + 1;
+        let p = vc.param(key);
+        let want = p.check(&p.parse(bad).unwrap()).expect("out of bounds");
+        let d = qossim::parse(&text, "s.toml", Path::new("."), &[]).expect_err(key);
+        let d: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+        assert!(
+            d.contains(&format!("s.toml:{at}: abr.vc.0.{key}: {want}")),
+            "{key}: {d:?}"
+        );
+    }
+    // A key of another source type is unknown to this one.
+    let text = good.replace("name = \"A\"", "name = \"A\"\ntype = \"vbr\"\nnrm = 32");
+    let d = diagnostics(&text);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].contains("abr.vc.0.nrm: unknown key"), "{d:?}");
+    // A destination that is not a string is reported at its line.
+    let text = good.replace(
+        "destinations = [\"DA0\"]",
+        "destinations = [\n  \"DA0\",\n  7,\n]",
+    );
+    let at = text.lines().position(|l| l.trim() == "7,").unwrap() + 1;
+    assert_eq!(
+        diagnostics(&text),
+        vec![format!(
+            "s.toml:{at}: abr.vc.0.destinations: expected a string, found integer"
+        )]
+    );
 }

@@ -234,7 +234,11 @@ fn mistakes_in_the_endpoint_section_are_reported_once_at_their_line() {
             "link = \"dst-q\"",
             "unknown link \"dst-q\"",
         ),
-        ("fraction = 0.9", "fraction = 0", "must be above 0"),
+        (
+            "fraction = 0.9",
+            "fraction = 0",
+            "fraction: must be in (0, 1], got 0",
+        ),
         (
             "fraction = 0.9",
             "fraction = 0.9\nshared = true",
@@ -263,4 +267,135 @@ fn mistakes_in_the_endpoint_section_are_reported_once_at_their_line() {
         d.iter().any(|m| m.contains("has no call arrivals")),
         "{d:?}"
     );
+}
+
+/// The `[endpoint]` part of a valid scenario with one entry of `section` (its array's
+/// name), to which lines may be added after its header.
+fn one_entry(section: &str) -> String {
+    let entry = match section {
+        "endpoint.probe" => "traffic = \"ac\"\n",
+        "endpoint.mbac" => "traffic = \"ac\"\nlink = \"r-dst\"\n",
+        "endpoint.virtual_queue" => "link = \"r-dst\"\n",
+        other => panic!("no entry for {other}"),
+    };
+    format!("[endpoint]\n[[{section}]]\n{entry}")
+}
+
+/// A value of `p`'s type outside its declared bounds, as a scenario writes it, or `None`
+/// when its bounds admit every value of its type.
+fn out_of_bounds(p: &qossim::decl::Param) -> Option<String> {
+    use qossim::decl::{Bounds, Type};
+    let x = match p.bounds {
+        Bounds::Any => return None,
+        Bounds::Positive | Bounds::PositiveAtMost(_) => 0.0,
+        Bounds::AtLeast(lo) | Bounds::AboveUpTo(lo, _) if lo >= 0.0 => lo,
+        Bounds::Between(_, hi) | Bounds::AboveUpTo(_, hi) => hi + 1.0,
+        Bounds::AtLeast(lo) => lo - 1.0,
+    };
+    Some(match p.ty {
+        Type::Number | Type::Integer => format!("{x}"),
+        Type::Time => format!("\"{x}s\""),
+        Type::Rate => format!("\"{x}bps\""),
+        Type::Size => format!("\"{x}B\""),
+        other => panic!("{}: no out-of-bounds value of a {other:?}", p.key),
+    })
+}
+
+#[test]
+fn an_out_of_bounds_endpoint_key_is_refused_with_its_declared_reason_at_its_line() {
+    let mut checked = 0;
+    for section in qossim::mechanisms::endpoint::params::DECLARED {
+        for p in section.params {
+            let Some(bad) = out_of_bounds(p) else {
+                continue;
+            };
+            let entry = format!("{}{} = {bad}\n", one_entry(section.name), p.key);
+            let text = scenario(3.5, "in_band", &entry, 10.0, 1.0);
+            let line = text
+                .lines()
+                .position(|l| l == format!("{} = {bad}", p.key))
+                .unwrap()
+                + 1;
+            // The type's own parser refuses some (a zero rate): its reason then.
+            let want = match p.parse(bad.trim_matches('"')) {
+                Ok(v) => p.check(&v).expect("out of bounds"),
+                Err(reason) => reason,
+            };
+            let d = match qossim::parse(&text, "s.toml", Path::new("."), &[]) {
+                Ok(_) => panic!("{}.{} = {bad} was accepted", section.name, p.key),
+                Err(d) => d,
+            };
+            assert_eq!(d.len(), 1, "{}.{} = {bad}: {d:?}", section.name, p.key);
+            assert_eq!(
+                (d[0].line, d[0].path.as_str(), d[0].reason.as_str()),
+                (
+                    line,
+                    format!("{}.0.{}", section.name, p.key).as_str(),
+                    want.as_str()
+                )
+            );
+            checked += 1;
+        }
+    }
+    // epsilon, probe_time, interval, rate, class; target, sample, window, rate; fraction.
+    assert_eq!(checked, 10);
+}
+
+/// The keys the reader of a table accepts, as its "unknown key" diagnostic lists them.
+fn accepted_keys(text: &str, at: &str) -> Vec<String> {
+    let d = match qossim::parse(text, "s.toml", Path::new("."), &[]) {
+        Ok(_) => panic!("an unknown key was accepted"),
+        Err(d) => d,
+    };
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].path, format!("{at}.zz_unknown"), "{d:?}");
+    let (_, list) = d[0]
+        .reason
+        .split_once("expected one of: ")
+        .expect("the keys");
+    let mut keys: Vec<String> = list.split(", ").map(String::from).collect();
+    keys.sort();
+    keys
+}
+
+/// The keys `qossim describe` lists for `family.NAME`.
+fn described_keys(name: &str) -> Vec<String> {
+    let all = qossim::decl::catalogue();
+    let kind = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == format!("family.{name}"))
+        .unwrap_or_else(|| panic!("family.{name} is not described"));
+    let mut keys: Vec<String> = kind["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap().to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn describe_lists_every_key_the_endpoint_reader_accepts() {
+    let declared = qossim::mechanisms::endpoint::params::DECLARED;
+    for section in declared {
+        let entry = format!("{}zz_unknown = 1\n", one_entry(section.name));
+        let text = scenario(3.5, "in_band", &entry, 10.0, 1.0);
+        assert_eq!(
+            accepted_keys(&text, &format!("{}.0", section.name)),
+            described_keys(section.name),
+            "{}",
+            section.name
+        );
+    }
+    // `[endpoint]` itself holds the arrays, one declared section each.
+    let text = scenario(3.5, "in_band", "[endpoint]\nzz_unknown = 1\n", 10.0, 1.0);
+    let mut arrays: Vec<String> = declared
+        .iter()
+        .map(|s| s.name.strip_prefix("endpoint.").unwrap().to_string())
+        .collect();
+    arrays.sort();
+    assert_eq!(accepted_keys(&text, "endpoint"), arrays);
 }

@@ -125,7 +125,7 @@ fn degenerate_values_are_refused_on_their_line() {
 /// `[[traffic]]`, `[[metric]]`), and the fixed default of each.
 #[test]
 fn the_vocabulary_holds_every_declared_key_of_the_core_sections() {
-    let (values, keys) = fuzz::vocabulary();
+    let (values, keys, _) = fuzz::vocabulary();
     for s in qossim::scenario::sections::CORE {
         for p in s.params {
             assert!(keys.iter().any(|k| k == p.key), "{}.{}", s.name, p.key);
@@ -141,4 +141,26 @@ fn the_vocabulary_holds_every_declared_key_of_the_core_sections() {
             }
         }
     }
+}
+
+/// The mutations draw every family's declared sections: their headers, keys and fixed
+/// defaults (a list of names as a list).
+#[test]
+fn the_vocabulary_draws_every_declared_section() {
+    let (values, keys, headers) = fuzz::vocabulary();
+    let mut sections = 0;
+    for f in qossim::mechanisms::registry().families() {
+        for s in f.declared() {
+            assert!(headers.iter().any(|h| h == s.written), "{}", s.written);
+            for p in s.params {
+                assert!(keys.iter().any(|k| k == p.key), "{}.{}", s.name, p.key);
+            }
+            sections += 1;
+        }
+    }
+    // [abr], [[abr.vc]], [rpr] and the three [endpoint] arrays at least.
+    assert!(sections >= 6, "{sections}");
+    assert!(headers.iter().any(|h| h == "[[endpoint.virtual_queue]]"));
+    // Lists of names are drawn for the declared lists (watch, destinations).
+    assert!(values.iter().any(|v| v == "[\"voice\", 3]"));
 }

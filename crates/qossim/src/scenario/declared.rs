@@ -141,11 +141,59 @@ fn read_value(cx: &Cx, t: &Tbl, title: &str, p: &Param) -> Option<Value> {
                 }
             }
         }
-        // Lists and tables are read by the component itself (they name nodes and links,
-        // or hold declared kinds of their own); here only as written.
-        Type::Structured(_) | Type::Names | Type::Table(_) => t
+        // Structures and tables are read by the component itself (they hold declared
+        // kinds of their own); here only as written.
+        Type::Structured(_) | Type::Table(_) => t
             .raw(cx, key)
             .map(|(item, _)| Value::Text(item.to_string().trim().to_string())),
+        Type::Names => names_of(cx, t, key)
+            .map(|items| Value::Names(items.into_iter().map(|(s, _)| s).collect())),
+    }
+}
+
+/// The strings of the list `key` with the line of each (every item that is not a string
+/// reported at its line, and `None`).
+fn names_of(cx: &Cx, t: &Tbl, key: &str) -> Option<Vec<(String, usize)>> {
+    let mut out = Vec::new();
+    let mut ok = true;
+    for (v, line) in t.array(cx, key)? {
+        match v.as_str() {
+            Some(s) => out.push((s.to_string(), line)),
+            None => {
+                cx.error(
+                    line,
+                    &t.key_path(key),
+                    format!("expected a string, found {}", v.type_name()),
+                );
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(out)
+}
+
+/// [`read_key`] for a list of strings ([`Type::Names`]), keeping the line of each item
+/// for the reader's own checks of the names: `Some(None)` when it is absent, `None` when
+/// it is there but wrong (reported).
+pub fn read_names(
+    cx: &Cx,
+    t: &Tbl,
+    section: &Section,
+    key: &str,
+) -> Option<Option<Vec<(String, usize)>>> {
+    let p = section.param(key);
+    assert_eq!(p.ty, Type::Names, "{key} is not a list of strings");
+    if !t.has(key) {
+        return Some(None);
+    }
+    let items = names_of(cx, t, key)?;
+    let v = Value::Names(items.iter().map(|(s, _)| s.clone()).collect());
+    match p.check(&v) {
+        None => Some(Some(items)),
+        Some(reason) => {
+            t.error(cx, key, reason);
+            None
+        }
     }
 }
 

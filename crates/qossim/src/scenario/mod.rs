@@ -24,7 +24,7 @@ pub use build::{
     build, memory_estimate, run, run_with, BuildProgress, BuildStop, RunOptions, RunOutput,
     BUILD_PROGRESS_STEP, BYTES_PER_FLOW, BYTES_PER_LINK,
 };
-pub use declared::{key_into, read_key, read_params};
+pub use declared::{key_into, read_key, read_names, read_params};
 pub use family::{
     read_section, BuiltCore, Connection, Core, Family, Mechanism, MechanismRun, NoAnalysis,
     Registry,

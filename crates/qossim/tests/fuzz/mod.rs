@@ -135,17 +135,39 @@ const KEYS: &[&str] = &[
     "max_active",
 ];
 
-/// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
-/// registries of queue disciplines, meters and traffic models, the call arrivals'
-/// declaration, the core sections' (`[run]`, `[[traffic]]`, ...) and the families'
-/// declared sections (`family.*`), every kind or model (kinds also as a table), every
-/// parameter key, every fixed default, every allowed value of a choice and a value of each
-/// form of a two-form type.
-pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
-    static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
+/// Table headers the mutations insert besides those of the families' declared sections.
+const HEADERS: &[&str] = &[
+    "[run]",
+    "[topology]",
+    "[[traffic]]",
+    "[[metric]]",
+    "[[trace]]",
+    "[links.\"n1-n2\"]",
+    "[pcn]",
+    "[x]",
+];
+
+/// The values, keys and table headers the mutations use: [`VALUES`], [`KEYS`] and
+/// [`HEADERS`] plus, from the registries of queue disciplines, meters and traffic models,
+/// the call arrivals' declaration, the core sections' (`[run]`, `[[traffic]]`, ...) and
+/// the families' declared sections, every kind or model (kinds also as a table), every
+/// parameter key, every fixed default, every allowed value of a choice, a value of each
+/// form of a two-form type and every declared family section's header (`[abr]`,
+/// `[[endpoint.probe]]`).
+pub fn vocabulary() -> &'static (Vec<String>, Vec<String>, Vec<String>) {
+    static V: std::sync::OnceLock<(Vec<String>, Vec<String>, Vec<String>)> =
+        std::sync::OnceLock::new();
     V.get_or_init(|| {
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
         let mut keys: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
+        let mut headers: Vec<String> = HEADERS.iter().map(|h| h.to_string()).collect();
+        let declared: Vec<&qossim::decl::Section> = qossim::mechanisms::registry()
+            .families()
+            .iter()
+            .flat_map(|f| f.declared().iter().copied())
+            .collect();
+        headers.extend(declared.iter().map(|s| s.written.to_string()));
+        let families = declared.iter().map(|s| (s.name, s.params, false));
         let queues = qossim::queue::DISCIPLINES
             .iter()
             .map(|k| (k.name, k.params));
@@ -156,17 +178,8 @@ pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
             .iter()
             .map(|s| (s.name, s.params));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
-        let families = qossim::mechanisms::registry().families();
-        let declared = families
-            .iter()
-            .flat_map(|f| f.declared())
-            .map(|s| (s.name, s.params));
-        let sections = models
-            .chain(calls)
-            .chain(core)
-            .chain(declared)
-            .map(|(n, p)| (n, p, false));
-        for (name, params, by_kind) in tables.chain(sections) {
+        let sections = models.chain(calls).chain(core).map(|(n, p)| (n, p, false));
+        for (name, params, by_kind) in tables.chain(sections).chain(families) {
             values.push(format!("{name:?}"));
             if by_kind {
                 values.push(format!("{{ kind = {name:?} }}"));
@@ -191,13 +204,21 @@ pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
                     qossim::decl::Type::CountOrSize { .. } => {
                         values.extend(["256".into(), "\"40KB\"".into()])
                     }
+                    // A list of names: one of a name the scenarios use, and an item of
+                    // another type.
+                    qossim::decl::Type::Names => {
+                        values.push("[\"n1\", \"n1\"]".to_string());
+                        values.push("[\"voice\", 3]".to_string());
+                    }
                     _ => {}
                 }
             }
         }
         values.sort();
         values.dedup();
-        (values, keys)
+        headers.sort();
+        headers.dedup();
+        (values, keys, headers)
     })
 }
 
@@ -249,18 +270,8 @@ fn mutate_once(g: &mut Gen, lines: &mut Vec<String>, sets: &mut Vec<(String, Str
             lines.insert(i, format!("{} = {}", key(g), value(g)));
         }
         7 => {
-            let header = g.pick(&[
-                "[run]",
-                "[topology]",
-                "[[traffic]]",
-                "[[metric]]",
-                "[[trace]]",
-                "[links.\"n1-n2\"]",
-                "[pcn]",
-                "[rpr]",
-                "[x]",
-            ]);
-            lines.insert(i, header.to_string());
+            let header = g.pick(&vocabulary().2);
+            lines.insert(i, header.clone());
         }
         _ => {
             let path = match g.below(4) {

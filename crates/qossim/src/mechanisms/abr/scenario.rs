@@ -4,9 +4,10 @@
 //! connections' trees through them, and the post-run `abr.*` summary.
 
 use super::erica::{EricaParams, EricaPlus};
-use super::params::SECTION;
+use super::params::{vc_keys, SECTION, VC};
 use super::source::{AbrDestination, AbrSource, Client, Hop, SourceKind, SourceParams};
 use super::switch::{AbrSwitch, Consolidation, QueueMax, VcAtSwitch};
+use crate::decl::{Param, Value as DeclValue, Values};
 use crate::packet::{AgentId, LinkId, NONE};
 use crate::queue::Priority;
 use crate::scenario::walk::{Cx, Tbl};
@@ -54,30 +55,6 @@ pub struct AbrSpec {
     pub sample: Time,
 }
 
-/// Keys every `[[abr.vc]]` entry has.
-const VC_KEYS: &[&str] = &["name", "source", "destinations", "type", "start", "stop"];
-
-use super::params::TM_KEYS;
-
-/// Reads the optional rate `key` of a connection into `slot` (zero refused unless
-/// `allow_zero`); false if it is there but wrong (reported).
-fn rate_key(cx: &Cx, t: &Tbl, key: &str, allow_zero: bool, slot: &mut f64) -> bool {
-    if !t.has(key) {
-        return true;
-    }
-    match t.rate(cx, key) {
-        Some(0) if !allow_zero => {
-            t.error(cx, key, "must be positive");
-            false
-        }
-        Some(v) => {
-            *slot = v as f64;
-            true
-        }
-        None => false,
-    }
-}
-
 /// Reads the declared key `key` of `[abr]` into `slot`.
 fn key_into<T>(
     cx: &Cx,
@@ -89,7 +66,7 @@ fn key_into<T>(
     scenario::key_into(cx, t, &SECTION, key, slot, conv)
 }
 
-/// Reads the source parameters of `t` over `p` (the section's, or defaults).
+/// Reads the source parameters of `[abr]` over `p` (the defaults).
 fn read_params(cx: &Cx, t: &Tbl, p: &mut SourceParams) -> bool {
     use crate::decl::Value;
     let mut ok = key_into(cx, t, "icr", &mut p.icr, Value::as_f64);
@@ -101,6 +78,30 @@ fn read_params(cx: &Cx, t: &Tbl, p: &mut SourceParams) -> bool {
     ok &= key_into(cx, t, "adtf", &mut p.adtf, Value::as_time);
     ok &= key_into(cx, t, "nrm", &mut p.nrm, |v| v.as_u64() as u32);
     ok
+}
+
+/// The source parameters a connection gives (its read values `v`) over `p` (the
+/// section's).
+fn vc_params(v: &Values, p: &mut SourceParams) {
+    let set = |key: &str, slot: &mut f64| {
+        if let Some(x) = v.get(key) {
+            *slot = x.as_f64();
+        }
+    };
+    set("icr", &mut p.icr);
+    set("rif", &mut p.rif);
+    set("rdf", &mut p.rdf);
+    set("pcr", &mut p.pcr);
+    set("mcr", &mut p.mcr);
+    if let Some(x) = v.get("trm") {
+        p.trm = x.as_time();
+    }
+    if let Some(x) = v.get("adtf") {
+        p.adtf = x.as_time();
+    }
+    if let Some(x) = v.get("nrm") {
+        p.nrm = x.as_u64() as u32;
+    }
 }
 
 fn node_of(
@@ -126,125 +127,67 @@ fn node_of(
 }
 
 fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec> {
-    let name = t.req_str(cx, "name");
-    let source = t
-        .req_str(cx, "source")
-        .and_then(|n| node_of(cx, t, "source", &n, core, None));
-    let mut destinations = Vec::new();
-    let mut ok = true;
-    match t.array(cx, "destinations") {
-        Some(items) if items.is_empty() => {
-            t.error(cx, "destinations", "give at least one destination node");
-            ok = false;
-        }
-        Some(items) => {
-            for (v, line) in items {
-                match v.as_str() {
-                    Some(n) => match node_of(cx, t, "destinations", n, core, Some(line)) {
-                        Some(i) if destinations.contains(&i) => {
-                            cx.error(
-                                line,
-                                &t.key_path("destinations"),
-                                format!("{n:?} is listed twice"),
-                            );
-                            ok = false;
-                        }
-                        Some(i) => destinations.push(i),
-                        None => ok = false,
-                    },
-                    None => {
-                        cx.error(
-                            line,
-                            &t.key_path("destinations"),
-                            "expected node names (strings)",
-                        );
-                        ok = false;
-                    }
-                }
-            }
-        }
+    // The type first: it decides which keys the entry may have.
+    let ty = match scenario::read_key(cx, t, &VC, "type") {
+        Some(v) => v.map_or_else(|| "infinite".to_string(), |v| v.as_str().to_string()),
         None => {
-            if !t.has("destinations") {
-                t.error(cx, "destinations", "missing (the destination nodes)");
+            t.skip_rest();
+            return None;
+        }
+    };
+    let keys = vc_keys(&ty);
+    let params: Vec<Param> = VC
+        .params
+        .iter()
+        .filter(|p| keys.contains(&p.key))
+        .copied()
+        .collect();
+    let v = scenario::read_params(cx, t, VC.title, &params);
+    t.finish(cx, &keys);
+    let v = v?;
+    let mut ok = true;
+    let source = node_of(cx, t, "source", v.text("source"), core, None);
+    let items = scenario::read_names(cx, t, &VC, "destinations")?.expect("a required key");
+    if items.is_empty() {
+        t.error(cx, "destinations", "give at least one destination node");
+        ok = false;
+    }
+    let mut destinations = Vec::new();
+    for (n, line) in &items {
+        match node_of(cx, t, "destinations", n, core, Some(*line)) {
+            Some(i) if destinations.contains(&i) => {
+                cx.error(
+                    *line,
+                    &t.key_path("destinations"),
+                    format!("{n:?} is listed twice"),
+                );
+                ok = false;
             }
-            ok = false;
+            Some(i) => destinations.push(i),
+            None => ok = false,
         }
     }
-    let ty = if t.has("type") {
-        t.str(cx, "type")
-    } else {
-        Some("infinite".to_string())
-    };
     let mut params = *base;
-    if ty.as_deref() != Some("vbr") {
-        ok &= read_params(cx, t, &mut params);
-    }
-    let mut start = 0;
-    let mut stop = Time::MAX;
-    ok &= t.time_into(cx, "start", false, &mut start);
-    ok &= t.time_into(cx, "stop", true, &mut stop);
+    vc_params(&v, &mut params);
+    let start = v.time("start");
+    let stop = v.get("stop").map_or(Time::MAX, DeclValue::as_time);
     if ok && stop <= start {
         t.error(cx, "stop", "must come after start");
         ok = false;
     }
-    let kind = match ty.as_deref() {
-        Some("infinite") => {
-            t.finish(cx, &[VC_KEYS, TM_KEYS].concat());
-            Some(SourceKind::Infinite)
-        }
-        Some("bursty") => {
-            let mut response = 6144u64;
-            if t.has("response_cells") {
-                match t.uint_in(cx, "response_cells", 1, 1 << 24) {
-                    Some(v) => response = v,
-                    None => ok = false,
-                }
-            }
-            let mut req = 16u64;
-            if t.has("request_cells") {
-                match t.uint_in(cx, "request_cells", 1, 1000) {
-                    Some(v) => req = v,
-                    None => ok = false,
-                }
-            }
-            t.finish(
-                cx,
-                &[VC_KEYS, TM_KEYS, &["response_cells", "request_cells"]].concat(),
-            );
-            Some(SourceKind::Bursty {
-                response_cells: response as u32,
-                request_cells: req as u32,
-            })
-        }
-        Some("vbr") => {
-            let mut rate = 124.416e6;
-            ok &= rate_key(cx, t, "rate", false, &mut rate);
-            let mut on = millis(3.0);
-            let mut off = millis(3.0);
-            let mut offset = 0;
-            ok &= t.time_into(cx, "on", true, &mut on);
-            ok &= t.time_into(cx, "off", false, &mut off);
-            ok &= t.time_into(cx, "offset", false, &mut offset);
-            t.finish(cx, &[VC_KEYS, &["rate", "on", "off", "offset"]].concat());
-            Some(SourceKind::Vbr {
-                rate,
-                on,
-                off,
-                offset,
-            })
-        }
-        Some(o) => {
-            t.error(
-                cx,
-                "type",
-                format!("unknown source type {o:?}; expected \"infinite\", \"bursty\" or \"vbr\""),
-            );
-            t.skip_rest();
-            None
-        }
-        None => None,
+    let kind = match ty.as_str() {
+        "bursty" => SourceKind::Bursty {
+            response_cells: v.count("response_cells") as u32,
+            request_cells: v.count("request_cells") as u32,
+        },
+        "vbr" => SourceKind::Vbr {
+            rate: v.count("rate") as f64,
+            on: v.time("on"),
+            off: v.time("off"),
+            offset: v.time("offset"),
+        },
+        _ => SourceKind::Infinite,
     };
-    let kind = kind?;
     if ok && matches!(kind, SourceKind::Vbr { .. }) && destinations.len() > 1 {
         t.error(
             cx,
@@ -267,7 +210,7 @@ fn read_vc(cx: &Cx, t: &Tbl, core: &Core, base: &SourceParams) -> Option<VcSpec>
         return None;
     }
     Some(VcSpec {
-        name: name?,
+        name: v.text("name").to_string(),
         source: source?,
         destinations,
         kind,

@@ -19,6 +19,7 @@
 //!   through [`MbacAdmission`].
 
 mod mbac;
+pub mod params;
 mod probe;
 pub mod scenario;
 mod vq;

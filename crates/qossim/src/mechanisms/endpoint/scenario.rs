@@ -3,10 +3,15 @@
 //! `[[endpoint.mbac]]` (Measured Sum at a link; one entry per measured link of a
 //! traffic entry's path) and `[[endpoint.virtual_queue]]` (the
 //! marking design's virtual queue on a link), the builder and the post-run summary.
+//! Each entry's keys are declared in [`super::params`] and read through that
+//! declaration; this reader adds what needs the rest of the scenario (the traffic entry
+//! and link named, the defaults taken from them, the rules across entries).
 
 use super::mbac::{MbacAdmission, MeasuredSum};
+use super::params::{vq_rules, MBAC, PROBE, VIRTUAL_QUEUE};
 use super::probe::{Algorithm, ProbeAdmission, ProbeReceiver, ProbeSpec};
 use super::vq::VirtualQueue;
+use crate::decl::{no_rules, Problem, Section, Value as DeclValue, Values};
 use crate::packet::Packet;
 use crate::queue::{DropCause, DropObserver};
 use crate::scenario::units::QueueLimit;
@@ -101,26 +106,6 @@ pub struct EndpointSpec {
     pub vqs: Vec<VqEntry>,
 }
 
-const PROBE_KEYS: &[&str] = &[
-    "traffic",
-    "algorithm",
-    "epsilon",
-    "probe_time",
-    "interval",
-    "rate",
-    "class",
-    "grace",
-];
-const MBAC_KEYS: &[&str] = &["traffic", "link", "target", "sample", "window", "rate"];
-const VQ_KEYS: &[&str] = &[
-    "link",
-    "fraction",
-    "limit",
-    "per_class",
-    "shared",
-    "mark_pushed_out",
-];
-
 /// The peak (token) rate of a source model, bits/s, if it has one.
 fn peak_rate(m: &SourceModel) -> Option<f64> {
     match m {
@@ -140,9 +125,9 @@ fn packet_size(m: &SourceModel) -> Option<u32> {
     }
 }
 
-/// The traffic entry named by `key`, which must open calls of a CBR or on-off model.
-fn call_entry(cx: &Cx, t: &Tbl, core: &Core) -> Option<(usize, SourceModel)> {
-    let name = t.req_str(cx, "traffic")?;
+/// The traffic entry `name` (the entry's `traffic`), which must open calls of a CBR,
+/// on-off or trace model (a trace only with the entry's `rate`).
+fn call_entry(cx: &Cx, t: &Tbl, core: &Core, name: &str) -> Option<(usize, SourceModel)> {
     let Some(i) = core.traffic.iter().position(|e| e.name == name) else {
         if !cx.has_error_under("traffic") {
             let names: Vec<&str> = core.traffic.iter().map(|e| e.name.as_str()).collect();
@@ -193,9 +178,8 @@ fn call_entry(cx: &Cx, t: &Tbl, core: &Core) -> Option<(usize, SourceModel)> {
     }
 }
 
-fn link_of(cx: &Cx, t: &Tbl, core: &Core) -> Option<usize> {
-    let name = t.req_str(cx, "link")?;
-    let i = core.topology.link(&name);
+fn link_of(cx: &Cx, t: &Tbl, core: &Core, name: &str) -> Option<usize> {
+    let i = core.topology.link(name);
     if i.is_none() {
         t.error(
             cx,
@@ -209,102 +193,78 @@ fn link_of(cx: &Cx, t: &Tbl, core: &Core) -> Option<usize> {
     i
 }
 
-fn positive_time(cx: &Cx, t: &Tbl, key: &str, default: Time) -> Option<Time> {
-    let mut v = default;
-    t.time_into(cx, key, true, &mut v).then_some(v)
+/// The probing algorithm called `name` (one of [`super::params::ALGORITHMS`]).
+pub(super) fn algorithm(name: &str) -> Option<Algorithm> {
+    match name {
+        "simple" => Some(Algorithm::Simple),
+        "early_reject" => Some(Algorithm::EarlyReject),
+        "slow_start" => Some(Algorithm::SlowStart),
+        _ => None,
+    }
 }
 
-fn rate_or(cx: &Cx, t: &Tbl, default: f64) -> Option<f64> {
-    if !t.has("rate") {
-        return Some(default);
+/// Reads one entry of an array of `section`: its declared keys (no other), then `rules`
+/// (each problem blamed on its key); the values, or `None` once every problem has been
+/// reported.
+fn read_entry(
+    cx: &Cx,
+    t: &Tbl,
+    section: &Section,
+    rules: fn(&Values) -> Vec<Problem>,
+) -> Option<Values> {
+    let values = scenario::read_params(cx, t, section.title, section.params);
+    t.finish(cx, &section.keys());
+    let values = values?;
+    let problems = rules(&values);
+    for (key, reason) in &problems {
+        t.error(cx, key, reason.clone());
     }
-    match t.rate(cx, "rate")? {
-        0 => {
-            t.error(cx, "rate", "must be positive");
-            None
-        }
-        v => Some(v as f64),
-    }
+    problems.is_empty().then_some(values)
+}
+
+/// The entry's `rate` if given, else the peak rate of the traffic model.
+fn rate_of(v: &Values, model: &SourceModel) -> f64 {
+    v.get("rate")
+        .map(DeclValue::as_f64)
+        .unwrap_or_else(|| peak_rate(model).unwrap_or(0.0))
 }
 
 fn read_probe(cx: &Cx, t: &Tbl, core: &Core) -> Option<ProbeEntry> {
-    let entry = call_entry(cx, t, core);
-    let algorithm = if t.has("algorithm") {
-        match t.str(cx, "algorithm").as_deref() {
-            Some("simple") => Some(Algorithm::Simple),
-            Some("early_reject") => Some(Algorithm::EarlyReject),
-            Some("slow_start") => Some(Algorithm::SlowStart),
-            Some(o) => {
-                t.error(
-                    cx,
-                    "algorithm",
-                    format!("unknown algorithm {o:?}; expected \"simple\", \"early_reject\" or \"slow_start\""),
-                );
-                None
-            }
-            None => None,
-        }
-    } else {
-        Some(Algorithm::SlowStart)
+    let v = read_entry(cx, t, &PROBE, no_rules)?;
+    let (i, model) = call_entry(cx, t, core, v.text("traffic"))?;
+    let class = match v.get("class") {
+        Some(c) => c.as_u64() as u8,
+        None => core.traffic[i].class,
     };
-    let epsilon = if t.has("epsilon") {
-        t.num_in(cx, "epsilon", 0.0, 1.0)
-    } else {
-        Some(0.0)
-    };
-    let probe_time = positive_time(cx, t, "probe_time", secs(5.0));
-    let interval = positive_time(cx, t, "interval", secs(1.0));
-    let grace = if t.has("grace") {
-        t.time(cx, "grace").map(Some)
-    } else {
-        Some(None)
-    };
-    let class = t.class(cx, "class");
-    let (i, model) = entry?;
-    let rate = rate_or(cx, t, peak_rate(&model).unwrap_or(0.0));
-    t.finish(cx, PROBE_KEYS);
-    let class = class?.unwrap_or(core.traffic[i].class);
     Some(ProbeEntry {
         traffic: i,
         spec: ProbeSpec {
-            algorithm: algorithm?,
-            epsilon: epsilon?,
-            rate: rate?,
-            probe_time: probe_time?,
-            interval: interval?,
+            algorithm: algorithm(v.text("algorithm")).expect("a declared algorithm"),
+            epsilon: v.number("epsilon"),
+            rate: rate_of(&v, &model),
+            probe_time: v.time("probe_time"),
+            interval: v.time("interval"),
             size: packet_size(&model).expect("checked"),
             class,
             grace: 0,
             one_way: 0,
         },
-        grace: grace?,
+        grace: v.get("grace").map(DeclValue::as_time),
     })
 }
 
 fn read_mbac(cx: &Cx, t: &Tbl, core: &Core) -> Option<MbacEntry> {
-    let entry = call_entry(cx, t, core);
-    let link = link_of(cx, t, core);
-    let target = if t.has("target") {
-        t.num_in(cx, "target", 0.0, 10.0)
-    } else {
-        Some(0.9)
-    };
-    let sample = positive_time(cx, t, "sample", millis(500.0));
-    let window = if t.has("window") {
-        t.uint_in(cx, "window", 1, 1000).map(|w| w as usize)
-    } else {
-        Some(3)
-    };
+    let v = read_entry(cx, t, &MBAC, no_rules)?;
+    let entry = call_entry(cx, t, core, v.text("traffic"));
+    let link = link_of(cx, t, core, v.text("link"));
     let (i, model) = entry?;
-    let rate = rate_or(cx, t, peak_rate(&model).unwrap_or(0.0));
-    t.finish(cx, MBAC_KEYS);
     Some(MbacEntry {
         traffic: i,
         link: link?,
-        target: target?,
-        sample: sample?,
-        window: window?,
-        rate: rate?,
+        target: v.number("target"),
+        sample: v.time("sample"),
+        window: v.count("window") as usize,
+        rate: rate_of(&v, &model),
     })
 }
 
@@ -319,72 +279,29 @@ fn queue_packets(q: &QueueSpec) -> Option<u64> {
 }
 
 fn read_vq(cx: &Cx, t: &Tbl, core: &Core) -> Option<VqEntry> {
-    let link = link_of(cx, t, core);
-    let fraction = if t.has("fraction") {
-        t.num_in(cx, "fraction", 0.0, 1.0).and_then(|f| {
-            if f > 0.0 {
-                Some(f)
-            } else {
-                t.error(cx, "fraction", "must be above 0");
-                None
-            }
-        })
-    } else {
-        Some(0.9)
-    };
-    let limit = if t.has("limit") {
-        t.uint(cx, "limit").map(|v| v as usize)
-    } else {
-        match link.and_then(|l| queue_packets(&core.topology.links[l].queue)) {
-            Some(n) => Some(n as usize),
-            None if link.is_some() => {
+    let v = read_entry(cx, t, &VIRTUAL_QUEUE, vq_rules)?;
+    let link = link_of(cx, t, core, v.text("link"))?;
+    let limit = match v.get("limit") {
+        Some(n) => n.as_u64() as usize,
+        None => match queue_packets(&core.topology.links[link].queue) {
+            Some(n) => n as usize,
+            None => {
                 t.error(
                     cx,
                     "limit",
                     "missing: the link's queue has no packet limit to copy; give one",
                 );
-                None
+                return None;
             }
-            None => None,
-        }
+        },
     };
-    let per_class = if t.has("per_class") {
-        t.bool(cx, "per_class")
-    } else {
-        Some(false)
-    };
-    let shared = if t.has("shared") {
-        t.bool(cx, "shared")
-    } else {
-        Some(false)
-    };
-    if shared == Some(true) && per_class == Some(false) {
-        t.error(
-            cx,
-            "shared",
-            "needs per_class = true (the levels share one buffer)",
-        );
-    }
-    let mark_pushed_out = if t.has("mark_pushed_out") {
-        t.bool(cx, "mark_pushed_out")
-    } else {
-        Some(false)
-    };
-    if mark_pushed_out == Some(true) && shared == Some(false) {
-        t.error(
-            cx,
-            "mark_pushed_out",
-            "needs shared = true (only a shared virtual buffer pushes packets out)",
-        );
-    }
-    t.finish(cx, VQ_KEYS);
     Some(VqEntry {
-        link: link?,
-        fraction: fraction?,
-        limit: limit?,
-        per_class: per_class?,
-        shared: shared?,
-        mark_pushed_out: mark_pushed_out?,
+        link,
+        fraction: v.number("fraction"),
+        limit,
+        per_class: v.bool("per_class"),
+        shared: v.bool("shared"),
+        mark_pushed_out: v.bool("mark_pushed_out"),
     })
 }
 
@@ -480,6 +397,9 @@ impl Family for EndpointFamily {
     }
     fn sections(&self) -> &'static [&'static str] {
         &["endpoint"]
+    }
+    fn declared(&self) -> &'static [&'static Section] {
+        super::params::DECLARED
     }
     fn read(&self, cx: &Cx, root: &Tbl, core: &Core) -> Option<Option<Arc<dyn Mechanism>>> {
         scenario::read_section(cx, root, "endpoint", |t| read_table(cx, t, core))

@@ -1,7 +1,9 @@
 //! The declared keys of the `[rpr]` section ([`crate::decl::Section`]): the fairness
 //! algorithm and the stations' settings ([`super::RprConfig`]) with the statistics it
-//! asks for (`watch`, a list of traffic entries, is described in prose). The reader ([`super::scenario`]) fills an [`super::RprConfig`] from them;
-//! each key's type, default and bounds are stated here once.
+//! asks for (`watch`, a list of traffic entry names, and `trace_tcp`). The reader
+//! ([`super::scenario`]) fills an [`super::RprConfig`] from them; each key's type,
+//! default and bounds are stated here once, and the reader checks the names against the
+//! scenario's traffic entries.
 
 use crate::decl::{Absent, Bounds, Param, Section, Type};
 
@@ -124,6 +126,12 @@ pub static SECTION: Section = Section {
         .unit("s")
         .bounds(Bounds::Positive),
         Param::new(
+            "watch",
+            Type::Names,
+            Absent::Is("[]"),
+            "traffic entries whose flows get throughput series (rpr.flow.NAME.K.bps)",
+        ),
+        Param::new(
             "trace_tcp",
             Type::Text,
             Absent::Derived("none"),
@@ -175,5 +183,6 @@ mod tests {
         assert_eq!(d.time("sample_interval"), c.sample_interval);
         assert_eq!(d.time("trace_from"), c.trace_from);
         assert_eq!(d.time("trace_until"), c.trace_until);
+        assert!(d.names("watch").is_empty());
     }
 }

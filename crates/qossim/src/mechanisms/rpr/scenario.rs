@@ -202,24 +202,16 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
         v.as_u64() as usize
     });
     let mut watch = Vec::new();
-    if t.has("watch") {
-        match t.array(cx, "watch") {
-            Some(items) => {
-                for (v, _) in items {
-                    match v.as_str() {
-                        Some(name) => match traffic_index(cx, t, "watch", name, core) {
-                            Some(i) => watch.push(i),
-                            None => ok = false,
-                        },
-                        None => {
-                            t.error(cx, "watch", "expected traffic entry names (strings)");
-                            ok = false;
-                        }
-                    }
+    match crate::scenario::read_names(cx, t, &SECTION, "watch") {
+        Some(names) => {
+            for (name, _) in names.unwrap_or_default() {
+                match traffic_index(cx, t, "watch", &name, core) {
+                    Some(i) => watch.push(i),
+                    None => ok = false,
                 }
             }
-            None => ok = false,
         }
+        None => ok = false,
     }
     let mut trace_tcp = None;
     if t.has("trace_tcp") {
@@ -242,9 +234,7 @@ fn read_section(cx: &Cx, t: &Tbl, core: &Core) -> Option<RprSpec> {
             ok = false;
         }
     }
-    let mut keys = SECTION.keys();
-    keys.push("watch");
-    t.finish(cx, &keys);
+    t.finish(cx, &SECTION.keys());
     ok.then_some(RprSpec {
         stations: core.topology.nodes.len(),
         config: c,

@@ -740,12 +740,14 @@ pub fn describe_written(
 /// Every registered component kind with its declared parameters, as a JSON list (what
 /// `qossim describe` prints and the documentation's reference tables are made from):
 /// the core sections of the scenario language ([`crate::scenario::sections::CORE`]), the
-/// queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
+/// core topology kinds ([`crate::scenario::topology_kinds::KINDS`]), the queue
+/// disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
 /// ([`crate::meter::METERS`]), the traffic models and call arrivals
 /// ([`crate::traffic::MODELS`]), then the families' declared sections
 /// ([`crate::scenario::Family::declared`]).
 pub fn catalogue() -> serde_json::Value {
     let mut all = crate::scenario::sections::describe();
+    all.extend(crate::scenario::topology_kinds::describe());
     all.extend(crate::queue::describe());
     all.extend(
         crate::meter::METERS

@@ -137,8 +137,8 @@ const KEYS: &[&str] = &[
 
 /// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
 /// registries of queue disciplines, meters and traffic models, the call arrivals'
-/// declaration, the core sections' (`[run]`, `[[traffic]]`, ...) and the families'
-/// declared sections (`family.*`), every kind or model (kinds also as a table), every
+/// declaration, the core sections' (`[run]`, `[[traffic]]`, ...), the core topology
+/// kinds' (`topology.*`, with a graph's link) and the families' declared sections (`family.*`), every kind or model (kinds also as a table), every
 /// parameter key, every fixed default, every allowed value of a choice and a value of each
 /// form of a two-form type.
 pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
@@ -155,6 +155,11 @@ pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let core = qossim::scenario::sections::CORE
             .iter()
             .map(|s| (s.name, s.params));
+        let topologies = qossim::scenario::topology_kinds::KINDS
+            .iter()
+            .copied()
+            .chain([&qossim::scenario::topology_kinds::GRAPH_LINK])
+            .map(|s| (s.name, s.params));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
         let families = qossim::mechanisms::registry().families();
         let declared = families
@@ -164,6 +169,7 @@ pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let sections = models
             .chain(calls)
             .chain(core)
+            .chain(topologies)
             .chain(declared)
             .map(|(n, p)| (n, p, false));
         for (name, params, by_kind) in tables.chain(sections) {

@@ -220,10 +220,21 @@ fn topology_of(k: &Section, extra: &str) -> String {
     text
 }
 
+/// The core topology kinds, then those the families declare.
+fn topology_kinds() -> Vec<&'static Section> {
+    let mut all = KINDS.to_vec();
+    for f in qossim::mechanisms::registry().families() {
+        all.extend(f.topology_declared());
+    }
+    all
+}
+
 #[test]
 fn describe_topology_lists_every_key_each_core_kind_accepts() {
     assert_eq!(KINDS.len(), 9);
-    for k in KINDS {
+    let kinds = topology_kinds();
+    assert!(kinds.iter().any(|k| k.name == "rpr_ring"));
+    for k in &kinds {
         // Valid as it stands: the keys are judged, not a missing one.
         let ok = topology_of(k, "");
         qossim::parse(&ok, "s.toml", Path::new("."), &[])
@@ -237,8 +248,8 @@ fn describe_topology_lists_every_key_each_core_kind_accepts() {
         assert_eq!(reader, listed, "{}", k.name);
     }
     // And a key another kind declares is refused, not read and ignored.
-    let every: BTreeSet<&str> = KINDS.iter().flat_map(|k| k.keys()).collect();
-    for k in KINDS {
+    let every: BTreeSet<&str> = kinds.iter().flat_map(|k| k.keys()).collect();
+    for k in &kinds {
         for key in every.iter().filter(|key| !k.keys().contains(key)) {
             let text = topology_of(k, &format!("{key} = 1\n"));
             let path = format!("topology.{key}");

@@ -137,10 +137,11 @@ const KEYS: &[&str] = &[
 
 /// The values and keys the mutations use: [`VALUES`] and [`KEYS`] plus, from the
 /// registries of queue disciplines, meters and traffic models, the call arrivals'
-/// declaration, the core sections' (`[run]`, `[[traffic]]`, ...), the core topology
-/// kinds' (`topology.*`, with a graph's link) and the families' declared sections (`family.*`), every kind or model (kinds also as a table), every
-/// parameter key, every fixed default, every allowed value of a choice and a value of each
-/// form of a two-form type.
+/// declaration, the core sections' (`[run]`, `[[traffic]]`, ...), the topology kinds'
+/// (`topology.*`: the core's, a graph's link, the families') and the families' declared
+/// sections (`family.*`), every kind or model (kinds also as a table), every parameter
+/// key, every fixed default, every allowed value of a choice and a value of each form of a
+/// two-form type.
 pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
     static V: std::sync::OnceLock<(Vec<String>, Vec<String>)> = std::sync::OnceLock::new();
     V.get_or_init(|| {
@@ -155,13 +156,18 @@ pub fn vocabulary() -> &'static (Vec<String>, Vec<String>) {
         let core = qossim::scenario::sections::CORE
             .iter()
             .map(|s| (s.name, s.params));
+        let families = qossim::mechanisms::registry().families();
         let topologies = qossim::scenario::topology_kinds::KINDS
             .iter()
             .copied()
             .chain([&qossim::scenario::topology_kinds::GRAPH_LINK])
+            .chain(
+                families
+                    .iter()
+                    .flat_map(|f| f.topology_declared().iter().copied()),
+            )
             .map(|s| (s.name, s.params));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
-        let families = qossim::mechanisms::registry().families();
         let declared = families
             .iter()
             .flat_map(|f| f.declared())

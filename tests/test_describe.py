@@ -108,6 +108,33 @@ def test_the_core_sections_print_units_defaults_and_bounds(capsys):
         assert describe.begin_mark(name) in doc
 
 
+def test_the_core_topology_kinds_print_their_keys(capsys):
+    core = ("single_link", "dumbbell", "merging", "star", "parking_lot", "chain", "tree", "ring")
+    names = {k["kind"] for k in describe.kinds()}
+    assert {f"topology.{k}" for k in (*core, "graph", "graph.link")} <= names
+    assert main(["describe", "topology.dumbbell"]) == 0
+    out = capsys.readouterr().out
+    assert 'written: kind = "dumbbell"' in out
+    assert _row(out, "hosts") == ["hosts", "integer", "-", "required", "[1,"]
+    assert _row(out, "delay") == ["delay", "time", "s", "1ms", "any"]
+    assert main(["describe", "topology.merging"]) == 0
+    assert _row(capsys.readouterr().out, "bottleneck_rate") == [
+        "bottleneck_rate",
+        "rate",
+        "bit/s",
+        "T1",
+        ">",
+    ]
+    # The kinds' tables sit in one block of the reference, under [topology].
+    doc = (ROOT / "docs" / "scenarios.md").read_text()
+    block = doc[
+        doc.index(describe.begin_mark("topology")) : doc.index(describe.end_mark("topology"))
+    ]
+    for kind in core:
+        assert f'`kind = "{kind}"`' in block
+    assert doc.index("## `[topology]`") < doc.index(describe.begin_mark("topology"))
+
+
 def test_markdown_without_a_kind_prints_every_generated_block(capsys):
     assert main(["describe", "--markdown"]) == 0
     out = capsys.readouterr().out

@@ -13,8 +13,9 @@ from typing import Any
 from qossim import _engine
 from qossim.errors import QossimError
 
-#: The groups of kinds, in the order the documentation gives them.
-GROUPS = ("queue", "meter", "traffic", "family")
+#: The groups of kinds, in the order the documentation gives them (``topology``: the
+#: core topology kinds, ``kind = "dumbbell"`` in ``[topology]``).
+GROUPS = ("topology", "queue", "meter", "traffic", "family")
 
 #: The group of the scenario language's own sections (``[run]``, ``[[traffic]]``, ...):
 #: each has a generated block of its own (``core.run``), beside the section's prose.

@@ -799,12 +799,20 @@ pub fn describe_written(
 /// Every registered component kind with its declared parameters, as a JSON list (what
 /// `qossim describe` prints and the documentation's reference tables are made from):
 /// the core sections of the scenario language ([`crate::scenario::sections::CORE`]), the
-/// queue disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
+/// core topology kinds ([`crate::scenario::topology_kinds::KINDS`]) and the families'
+/// declared ones ([`crate::scenario::Family::topology_declared`]), the queue
+/// disciplines ([`crate::queue::DISCIPLINES`]), then the meters and markers
 /// ([`crate::meter::METERS`]), the traffic models and call arrivals
 /// ([`crate::traffic::MODELS`]), then the families' declared sections
 /// ([`crate::scenario::Family::declared`]).
 pub fn catalogue() -> serde_json::Value {
     let mut all = crate::scenario::sections::describe();
+    all.extend(crate::scenario::topology_kinds::describe());
+    for f in crate::mechanisms::registry().families() {
+        all.extend(f.topology_declared().iter().map(|s| {
+            describe_written("topology", s.name, &[], s.title, s.doc, s.params, s.written)
+        }));
+    }
     all.extend(crate::queue::describe());
     all.extend(
         crate::meter::METERS

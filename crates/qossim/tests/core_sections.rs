@@ -2,9 +2,11 @@
 //! once (`qossim::scenario::sections`): what `qossim describe core.NAME` lists is what the
 //! reader accepts, a value out of its declared bounds gets the declared message at its
 //! line, and a declared default written out reads as the same value as the key left out.
+//! The same holds for the core topology kinds (`qossim::scenario::topology_kinds`).
 
-use qossim::decl::{Absent, Section, Type, Value};
+use qossim::decl::{Absent, Bounds, Section, Type, Value};
 use qossim::scenario::sections::{METRIC, RUN, TRAFFIC};
+use qossim::scenario::topology_kinds::{DUMBBELL, GRAPH, GRAPH_LINK, KINDS, MERGING, RING};
 use qossim::scenario::Diagnostic;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -195,4 +197,121 @@ fn an_out_of_bounds_key_gives_the_declared_message_at_its_line() {
         "interval",
         Value::Time(0),
     );
+}
+
+/// A `[topology]` of the core kind `k` with every required key given (the smallest count
+/// its bounds allow), a default `rate` where the kind takes one, and `extra` last.
+fn topology_of(k: &Section, extra: &str) -> String {
+    let mut text = format!(
+        "[run]\nduration = \"1s\"\n[topology]\nkind = {:?}\n",
+        k.name
+    );
+    for p in k.params {
+        let value = match (p.default, p.ty, p.bounds) {
+            (Absent::Required, Type::Integer, Bounds::Between(lo, _)) => format!("{lo}"),
+            (Absent::Required, Type::Names, _) => "[\"a\", \"b\"]".into(),
+            (_, Type::Rate, _) if p.key == "rate" => "\"10Mbps\"".into(),
+            (Absent::Required, ty, _) => panic!("{}.{}: no value for {ty:?}", k.name, p.key),
+            _ => continue,
+        };
+        text.push_str(&format!("{} = {value}\n", p.key));
+    }
+    text.push_str(extra);
+    text
+}
+
+/// The core topology kinds, then those the families declare.
+fn topology_kinds() -> Vec<&'static Section> {
+    let mut all = KINDS.to_vec();
+    for f in qossim::mechanisms::registry().families() {
+        all.extend(f.topology_declared());
+    }
+    all
+}
+
+#[test]
+fn describe_topology_lists_every_key_each_core_kind_accepts() {
+    assert_eq!(KINDS.len(), 9);
+    let kinds = topology_kinds();
+    assert!(kinds.iter().any(|k| k.name == "rpr_ring"));
+    for k in &kinds {
+        // Valid as it stands: the keys are judged, not a missing one.
+        let ok = topology_of(k, "");
+        qossim::parse(&ok, "s.toml", Path::new("."), &[])
+            .unwrap_or_else(|e| panic!("{}: {e:#?}", k.name));
+        let text = topology_of(k, "bogus_key = 1\n");
+        let reader = accepted(&text, "topology.bogus_key");
+        let mut listed: BTreeSet<String> = described(&format!("topology.{}", k.name))
+            .into_iter()
+            .collect();
+        listed.insert("kind".into());
+        assert_eq!(reader, listed, "{}", k.name);
+    }
+    // And a key another kind declares is refused, not read and ignored.
+    let every: BTreeSet<&str> = kinds.iter().flat_map(|k| k.keys()).collect();
+    for k in &kinds {
+        for key in every.iter().filter(|key| !k.keys().contains(key)) {
+            let text = topology_of(k, &format!("{key} = 1\n"));
+            let path = format!("topology.{key}");
+            let d = diags(&text);
+            assert!(
+                d.iter()
+                    .any(|d| d.path == path && d.reason.starts_with("unknown key")),
+                "{}: {key} is not refused: {d:#?}",
+                k.name
+            );
+        }
+    }
+    // A graph's link entries take the keys of topology.graph.link.
+    let link = "[[topology.link]]\nfrom = \"a\"\nto = \"b\"\nbogus_key = 1\n";
+    let reader = accepted(&topology_of(&GRAPH, link), "topology.link.0.bogus_key");
+    let listed: BTreeSet<String> = described("topology.graph.link").into_iter().collect();
+    assert_eq!(reader, listed);
+    assert_eq!(
+        listed,
+        GRAPH_LINK.keys().into_iter().map(str::to_string).collect()
+    );
+}
+
+#[test]
+fn an_out_of_bounds_topology_count_gives_the_declared_message_at_its_line() {
+    let text = topology_of(&DUMBBELL, "").replace("hosts = 1", "hosts = 0");
+    let line = text.lines().position(|l| l == "hosts = 0").unwrap() + 1;
+    declared_message(
+        &text,
+        line,
+        "topology.hosts",
+        &DUMBBELL,
+        "hosts",
+        Value::Integer(0),
+    );
+    assert_eq!(
+        DUMBBELL.param("hosts").check(&Value::Integer(0)).unwrap(),
+        "must be between 1 and 100000, got 0"
+    );
+    let text = topology_of(&RING, "").replace("nodes = 3", "nodes = 2");
+    let line = text.lines().position(|l| l == "nodes = 2").unwrap() + 1;
+    declared_message(
+        &text,
+        line,
+        "topology.nodes",
+        &RING,
+        "nodes",
+        Value::Integer(2),
+    );
+}
+
+#[test]
+fn a_merging_topology_reads_its_declared_defaults() {
+    // The defaults are stated once, in the declaration: a T1 bottleneck of 4 ms.
+    let text = topology_of(&MERGING, "");
+    let sc = qossim::parse(&text, "s.toml", Path::new("."), &[]).unwrap();
+    let t = &sc.topology;
+    let l = &t.links[t.link("r6-r7").unwrap()];
+    assert_eq!((l.rate, l.delay), (1_544_000, 4_000_000_000));
+    let l = &t.links[t.link("r4-r6").unwrap()];
+    assert_eq!((l.rate, l.delay), (10_000_000, 3_000_000_000));
+    // It takes no rate of its own: every link's rate is one of its keys.
+    let text = topology_of(&MERGING, "rate = \"1Mbps\"\n");
+    assert!(accepted(&text, "topology.rate").contains("core_rate"));
 }

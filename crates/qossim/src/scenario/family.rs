@@ -51,6 +51,12 @@ pub trait Family: Sync {
     fn topology_kinds(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Those of its topology kinds declared with their keys ([`crate::decl::Section`],
+    /// named after the kind), for `qossim describe` and the documentation
+    /// (`topology.NAME`); none by default.
+    fn topology_declared(&self) -> &'static [&'static crate::decl::Section] {
+        &[]
+    }
     /// The mark bits it owns ([`crate::packet::Packet::marks`]); no two families, nor a
     /// family and the core, may claim the same bit.
     fn mark_bits(&self) -> u16 {

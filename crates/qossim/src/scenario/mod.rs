@@ -15,6 +15,7 @@ mod meters;
 pub mod sections;
 mod topo_index;
 mod topology;
+pub mod topology_kinds;
 mod trace;
 mod traffic_read;
 pub mod units;

@@ -6,11 +6,12 @@
 use super::meters::{read_meter, MeterSpec};
 use super::sections::LINKS;
 use super::topo_index::{LinkEnds, TopoIndex};
+use super::topology_kinds::{self, GRAPH_LINK, KINDS};
 use super::units::{self, QueueLimit};
 use super::walk::{Cx, Tbl};
-use crate::decl::Values;
+use crate::decl::{Section, Value, Values};
 use crate::queue::{CodelParams, RedParams, RioParams};
-use crate::time::{millis, Time};
+use crate::time::Time;
 
 /// A queue discipline as configured.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,25 +226,48 @@ pub fn read_queue(cx: &Cx, t: &Tbl) -> Option<QueueSpec> {
     super::declared::read_kind(cx, t, k.title, k.params, k.rules, k.spec)
 }
 
-fn rate_or(cx: &Cx, t: &Tbl, key: &str, default: Option<u64>) -> Option<u64> {
-    if t.has(key) {
-        t.rate(cx, key)
-    } else if default.is_some() {
-        default
-    } else {
-        cx.error(t.line(), &t.key_path(key), "missing (required)");
-        None
+/// The declared key `key` of the kind `k`: its value, or its fixed default when `t` lacks
+/// it; `Some(None)` when it is absent without a fixed default, `None` when it is there but
+/// wrong (reported).
+fn declared(cx: &Cx, t: &Tbl, k: &Section, key: &str) -> Option<Option<Value>> {
+    super::declared::key_or_default(cx, t, k, key)
+}
+
+/// Reports `key` of `k` missing from `t`.
+fn missing(cx: &Cx, t: &Tbl, k: &Section, key: &str) {
+    cx.error(
+        t.line(),
+        &t.key_path(key),
+        format!("missing (required: {})", k.param(key).doc),
+    );
+}
+
+/// The rate `key` of `k`: as given, else its fixed default, else `fallback`, else
+/// reported missing.
+fn rate_of(cx: &Cx, t: &Tbl, k: &Section, key: &str, fallback: Option<u64>) -> Option<u64> {
+    match declared(cx, t, k, key)? {
+        Some(v) => Some(v.as_u64()),
+        None if fallback.is_some() => fallback,
+        None => {
+            missing(cx, t, k, key);
+            None
+        }
     }
 }
 
-fn time_or(cx: &Cx, t: &Tbl, key: &str, default: Option<Time>) -> Option<Time> {
-    if t.has(key) {
-        t.time(cx, key)
-    } else if default.is_some() {
-        default
-    } else {
-        cx.error(t.line(), &t.key_path(key), "missing (required)");
-        None
+/// The time `key` of `k`: as given, else its fixed default, else `fallback`.
+fn time_of(cx: &Cx, t: &Tbl, k: &Section, key: &str, fallback: Time) -> Option<Time> {
+    Some(declared(cx, t, k, key)?.map_or(fallback, |v| v.as_time()))
+}
+
+/// The required count `key` of `k`, within its declared bounds.
+fn count_of(cx: &Cx, t: &Tbl, k: &Section, key: &str) -> Option<u64> {
+    match declared(cx, t, k, key)? {
+        Some(v) => Some(v.as_u64()),
+        None => {
+            missing(cx, t, k, key);
+            None
+        }
     }
 }
 
@@ -283,141 +307,83 @@ fn times(cx: &Cx, t: &Tbl, key: &str, n: u64, what: &str) -> Option<Vec<Time>> {
     Some(v)
 }
 
-fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
-    if !t.has(key) {
-        cx.error(t.line(), &t.key_path(key), "missing (required)");
-        return None;
-    }
-    t.uint_in(cx, key, lo, hi)
-}
-
-/// Reads `[topology]` and the per-link `[links."NAME"]` overrides.
+/// Reads `[topology]` of a core kind ([`KINDS`]) and the per-link `[links."NAME"]`
+/// overrides; an unknown kind is reported with the core's and the families' kinds.
 pub(super) fn read(cx: &Cx, t: &Tbl, root: &Tbl, registry: &super::Registry) -> Option<Topology> {
     let kind = t.req_str(cx, "kind")?;
-    let rate = if t.has("rate") {
-        t.rate(cx, "rate")
-    } else {
-        None
+    let Some(k) = topology_kinds::kind(&kind) else {
+        t.error(cx, "kind", {
+            let mut kinds: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+            for f in registry.families() {
+                kinds.extend(f.topology_kinds());
+            }
+            let hint = super::walk::did_you_mean(&kind, &kinds);
+            let (last, rest) = kinds.split_last().expect("core kinds");
+            format!(
+                "unknown topology {kind:?}{hint}; use {} or {last}",
+                rest.join(", ")
+            )
+        });
+        // The kind is unknown: its other keys cannot be judged.
+        t.skip_rest();
+        return None;
     };
-    let delay = if t.has("delay") {
-        t.time(cx, "delay")
+    let mut known = vec!["kind"];
+    known.extend(k.keys());
+    // The defaults for every link: a rate only where the kind takes one.
+    let rate = if k.params.iter().any(|p| p.key == "rate") {
+        declared(cx, t, k, "rate").map(|r| r.map(|v| v.as_u64()))
     } else {
-        Some(millis(1.0))
+        Some(None)
     };
+    let delay = declared(cx, t, k, "delay").map(|d| d.expect("a fixed default").as_time());
     let queue = if t.has("queue") {
         t.table(cx, "queue").and_then(|q| read_queue(cx, &q))
     } else {
         Some(QueueSpec::default())
     };
-    let known: &[&str] = match kind.as_str() {
-        "single_link" => &["kind", "rate", "delay", "queue"],
-        "dumbbell" => &[
-            "kind",
-            "rate",
-            "delay",
-            "queue",
-            "hosts",
-            "access_rate",
-            "access_delay",
-            "access_delays",
-            "bottleneck_rate",
-            "bottleneck_delay",
-        ],
-        "merging" => &[
-            "kind",
-            "delay",
-            "queue",
-            "access_rate",
-            "access_delay",
-            "merge_rate",
-            "merge_delay",
-            "core_rate",
-            "core_delay",
-            "bottleneck_rate",
-            "bottleneck_delay",
-        ],
-        "star" => &[
-            "kind",
-            "rate",
-            "delay",
-            "delays",
-            "queue",
-            "leaves",
-            "trunk_rate",
-            "trunk_delay",
-        ],
-        "parking_lot" => &[
-            "kind",
-            "rate",
-            "delay",
-            "queue",
-            "bottlenecks",
-            "access_rate",
-            "access_delay",
-        ],
-        "chain" => &["kind", "rate", "delay", "queue", "length"],
-        "tree" => &["kind", "rate", "delay", "queue", "depth", "fanout"],
-        "ring" => &["kind", "rate", "delay", "queue", "nodes"],
-        "graph" => &["kind", "rate", "delay", "queue", "nodes", "link"],
-        _ => &["kind", "rate", "delay", "queue"],
-    };
-    let topo = match (delay, queue) {
-        (Some(d), Some(q)) => build_named(cx, t, &kind, rate, d, &q, registry),
+    let topo = match (rate, delay, queue) {
+        (Some(r), Some(d), Some(q)) => build_named(cx, t, k, r, d, &q),
         _ => {
             // The kind's own keys were not read: they are not unknown for that.
-            for k in known {
-                t.has(k);
+            for key in &known {
+                t.has(key);
             }
             None
         }
     };
-    t.finish(cx, known);
-    let mut topo = topo?;
-    let _ = &mut topo;
-    finish_links(cx, root, topo)
+    t.finish(cx, &known);
+    finish_links(cx, root, topo?)
 }
 
-/// The topology kinds of the language's core.
-const CORE_KINDS: &[&str] = &[
-    "single_link",
-    "dumbbell",
-    "merging",
-    "star",
-    "parking_lot",
-    "chain",
-    "tree",
-    "ring",
-    "graph",
-];
-
-#[allow(clippy::too_many_arguments)]
+/// Builds the topology of the core kind `sec` from `t`; `rate`, `delay` and `queue` are
+/// the defaults for every link, already read.
 fn build_named(
     cx: &Cx,
     t: &Tbl,
-    kind: &str,
+    sec: &Section,
     rate: Option<u64>,
     delay: Time,
     queue: &QueueSpec,
-    registry: &super::Registry,
 ) -> Option<Topology> {
     let queue = queue.clone();
     let mut topo = Topology {
-        kind: kind.to_string(),
+        kind: sec.name.to_string(),
         ..Default::default()
     };
-    match kind {
+    match sec.name {
         "single_link" => {
-            let r = rate_or(cx, t, "rate", None)?;
+            let r = rate_of(cx, t, sec, "rate", rate)?;
             let a = topo.add_node("a".into());
             let b = topo.add_node("b".into());
             topo.duplex(a, b, r, delay, &queue);
         }
         "dumbbell" => {
-            let n = count(cx, t, "hosts", 1, 100_000);
-            let ar = rate_or(cx, t, "access_rate", rate);
-            let ad = time_or(cx, t, "access_delay", Some(delay));
-            let br = rate_or(cx, t, "bottleneck_rate", rate);
-            let bd = time_or(cx, t, "bottleneck_delay", Some(delay));
+            let n = count_of(cx, t, sec, "hosts");
+            let ar = rate_of(cx, t, sec, "access_rate", rate);
+            let ad = time_of(cx, t, sec, "access_delay", delay);
+            let br = rate_of(cx, t, sec, "bottleneck_rate", rate);
+            let bd = time_of(cx, t, sec, "bottleneck_delay", delay);
             let (n, ar, ad, br, bd) = (n?, ar?, ad?, br?, bd?);
             let delays = if t.has("access_delays") {
                 times(cx, t, "access_delays", n, "hosts")?
@@ -437,14 +403,14 @@ fn build_named(
             }
         }
         "merging" => {
-            let ar = rate_or(cx, t, "access_rate", Some(100_000_000));
-            let ad = time_or(cx, t, "access_delay", Some(delay));
-            let mr = rate_or(cx, t, "merge_rate", Some(10_000_000));
-            let md = time_or(cx, t, "merge_delay", Some(millis(3.0)));
-            let cr = rate_or(cx, t, "core_rate", Some(10_000_000));
-            let cd = time_or(cx, t, "core_delay", Some(millis(3.0)));
-            let br = rate_or(cx, t, "bottleneck_rate", Some(1_544_000));
-            let bd = time_or(cx, t, "bottleneck_delay", Some(millis(4.0)));
+            let ar = rate_of(cx, t, sec, "access_rate", None);
+            let ad = time_of(cx, t, sec, "access_delay", delay);
+            let mr = rate_of(cx, t, sec, "merge_rate", None);
+            let md = time_of(cx, t, sec, "merge_delay", delay);
+            let cr = rate_of(cx, t, sec, "core_rate", None);
+            let cd = time_of(cx, t, sec, "core_delay", delay);
+            let br = rate_of(cx, t, sec, "bottleneck_rate", None);
+            let bd = time_of(cx, t, sec, "bottleneck_delay", delay);
             let (ar, ad, mr, md, cr, cd, br, bd) = (ar?, ad?, mr?, md?, cr?, cd?, br?, bd?);
             let hosts: Vec<usize> = (0..16).map(|i| topo.add_node(format!("h{i}"))).collect();
             let r: Vec<usize> = (0..8).map(|i| topo.add_node(format!("r{i}"))).collect();
@@ -463,8 +429,8 @@ fn build_named(
             }
         }
         "star" => {
-            let n = count(cx, t, "leaves", 1, 100_000)?;
-            let r = rate_or(cx, t, "rate", None)?;
+            let n = count_of(cx, t, sec, "leaves")?;
+            let r = rate_of(cx, t, sec, "rate", rate)?;
             let delays: Vec<Time> = if t.has("delays") {
                 times(cx, t, "delays", n, "leaves")?
             } else {
@@ -476,17 +442,17 @@ fn build_named(
                 topo.duplex(leaf, hub, r, *d, &queue);
             }
             if t.has("trunk_rate") {
-                let tr = t.rate(cx, "trunk_rate")?;
-                let td = time_or(cx, t, "trunk_delay", Some(delay))?;
+                let tr = rate_of(cx, t, sec, "trunk_rate", None)?;
+                let td = time_of(cx, t, sec, "trunk_delay", delay)?;
                 let trunk = topo.add_node("trunk".into());
                 topo.duplex(hub, trunk, tr, td, &queue);
             }
         }
         "parking_lot" => {
-            let n = count(cx, t, "bottlenecks", 1, 1000)?;
-            let r = rate_or(cx, t, "rate", None)?;
-            let ar = rate_or(cx, t, "access_rate", Some(r.saturating_mul(10)))?;
-            let ad = time_or(cx, t, "access_delay", Some(delay))?;
+            let n = count_of(cx, t, sec, "bottlenecks")?;
+            let r = rate_of(cx, t, sec, "rate", rate)?;
+            let ar = rate_of(cx, t, sec, "access_rate", Some(r.saturating_mul(10)))?;
+            let ad = time_of(cx, t, sec, "access_delay", delay)?;
             let routers: Vec<usize> = (0..=n).map(|i| topo.add_node(format!("r{i}"))).collect();
             for w in routers.windows(2) {
                 topo.duplex(w[0], w[1], r, delay, &queue);
@@ -503,17 +469,17 @@ fn build_named(
             }
         }
         "chain" => {
-            let n = count(cx, t, "length", 1, 100_000)?;
-            let r = rate_or(cx, t, "rate", None)?;
+            let n = count_of(cx, t, sec, "length")?;
+            let r = rate_of(cx, t, sec, "rate", rate)?;
             let nodes: Vec<usize> = (0..=n).map(|i| topo.add_node(format!("n{i}"))).collect();
             for w in nodes.windows(2) {
                 topo.duplex(w[0], w[1], r, delay, &queue);
             }
         }
         "tree" => {
-            let depth = count(cx, t, "depth", 1, 20)?;
-            let fanout = count(cx, t, "fanout", 1, 1000)?;
-            let r = rate_or(cx, t, "rate", None)?;
+            let depth = count_of(cx, t, sec, "depth")?;
+            let fanout = count_of(cx, t, sec, "fanout")?;
+            let r = rate_of(cx, t, sec, "rate", rate)?;
             if fanout
                 .checked_pow(depth as u32)
                 .is_none_or(|x| x > 1_000_000)
@@ -536,25 +502,16 @@ fn build_named(
             }
         }
         "ring" => {
-            let n = count(cx, t, "nodes", 3, 100_000)?;
-            let r = rate_or(cx, t, "rate", None)?;
+            let n = count_of(cx, t, sec, "nodes")?;
+            let r = rate_of(cx, t, sec, "rate", rate)?;
             let nodes: Vec<usize> = (0..n).map(|i| topo.add_node(format!("n{i}"))).collect();
             for i in 0..nodes.len() {
                 topo.duplex(nodes[i], nodes[(i + 1) % nodes.len()], r, delay, &queue);
             }
         }
         "graph" => {
-            // A default rate that failed to read was reported once; every link without
-            // its own rate would otherwise report it missing.
-            if t.has("rate") && rate.is_none() {
-                return None;
-            }
             if !t.has("nodes") {
-                t.error(
-                    cx,
-                    "nodes",
-                    "missing (required): the names of the graph's nodes",
-                );
+                missing(cx, t, sec, "nodes");
                 return None;
             }
             let arr = t.array(cx, "nodes")?;
@@ -590,19 +547,16 @@ fn build_named(
                     i
                 };
                 let (a, b) = (name_of("from"), name_of("to"));
-                let lr = rate_or(cx, &l, "rate", rate);
-                let ld = time_or(cx, &l, "delay", Some(delay));
+                let lr = rate_of(cx, &l, &GRAPH_LINK, "rate", rate);
+                let ld = time_of(cx, &l, &GRAPH_LINK, "delay", delay);
                 let lq = if l.has("queue") {
                     l.table(cx, "queue").and_then(|q| read_queue(cx, &q))
                 } else {
                     Some(queue.clone())
                 };
-                let dup = if l.has("duplex") {
-                    l.bool(cx, "duplex")
-                } else {
-                    Some(true)
-                };
-                l.finish(cx, &["from", "to", "rate", "delay", "queue", "duplex"]);
+                let dup = declared(cx, &l, &GRAPH_LINK, "duplex")
+                    .map(|v| v.expect("a fixed default") == Value::Bool(true));
+                l.finish(cx, &GRAPH_LINK.keys());
                 let (Some(a), Some(b), Some(r), Some(d), Some(q), Some(dup)) =
                     (a, b, lr, ld, lq, dup)
                 else {
@@ -634,21 +588,7 @@ fn build_named(
                 return None;
             }
         }
-        other => {
-            t.error(cx, "kind", {
-                let mut kinds: Vec<&str> = CORE_KINDS.to_vec();
-                for f in registry.families() {
-                    kinds.extend(f.topology_kinds());
-                }
-                let hint = super::walk::did_you_mean(other, &kinds);
-                let (last, rest) = kinds.split_last().expect("core kinds");
-                format!(
-                    "unknown topology {other:?}{hint}; use {} or {last}",
-                    rest.join(", ")
-                )
-            });
-            return None;
-        }
+        other => unreachable!("{other} is not a core topology kind"),
     }
     Some(topo)
 }

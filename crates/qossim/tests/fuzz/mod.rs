@@ -149,8 +149,9 @@ const HEADERS: &[&str] = &[
 
 /// The values, keys and table headers the mutations use: [`VALUES`], [`KEYS`] and
 /// [`HEADERS`] plus, from the registries of queue disciplines, meters and traffic models,
-/// the call arrivals' declaration, the core sections' (`[run]`, `[[traffic]]`, ...) and
-/// the families' declared sections, every kind or model (kinds also as a table), every
+/// the call arrivals' declaration, the core sections' (`[run]`, `[[traffic]]`, ...), the
+/// topology kinds' (`topology.*`: the core's, a graph's link, the families') and the
+/// families' declared sections, every kind or model (kinds also as a table), every
 /// parameter key, every fixed default, every allowed value of a choice, a value of each
 /// form of a two-form type and every declared family section's header (`[abr]`,
 /// `[[endpoint.probe]]`).
@@ -177,8 +178,23 @@ pub fn vocabulary() -> &'static (Vec<String>, Vec<String>, Vec<String>) {
         let core = qossim::scenario::sections::CORE
             .iter()
             .map(|s| (s.name, s.params));
+        let topologies = qossim::scenario::topology_kinds::KINDS
+            .iter()
+            .copied()
+            .chain([&qossim::scenario::topology_kinds::GRAPH_LINK])
+            .chain(
+                qossim::mechanisms::registry()
+                    .families()
+                    .iter()
+                    .flat_map(|f| f.topology_declared().iter().copied()),
+            )
+            .map(|s| (s.name, s.params));
         let tables = queues.chain(meters).map(|(n, p)| (n, p, true));
-        let sections = models.chain(calls).chain(core).map(|(n, p)| (n, p, false));
+        let sections = models
+            .chain(calls)
+            .chain(core)
+            .chain(topologies)
+            .map(|(n, p)| (n, p, false));
         for (name, params, by_kind) in tables.chain(sections).chain(families) {
             values.push(format!("{name:?}"));
             if by_kind {

@@ -157,6 +157,41 @@ pub static SECTION: Section = Section {
 /// The family's declared sections.
 pub static DECLARED: &[&Section] = &[&SECTION];
 
+/// The family's topology, `[topology] kind = "rpr_ring"`: its keys besides `kind`.
+pub static RING: Section = Section {
+    name: "rpr_ring",
+    written: "kind = \"rpr_ring\"",
+    title: "RPR ring",
+    doc: "Stations S0..S{N-1} on two ringlets: data from S{i} to S{i+1}, fairness messages back.",
+    params: &[
+        Param::new(
+            "stations",
+            Type::Integer,
+            Absent::Is("6"),
+            "stations on the ring (N)",
+        )
+        .bounds(Bounds::Between(2.0, 256.0)),
+        Param::new(
+            "rate",
+            Type::Rate,
+            Absent::Is("622Mbps"),
+            "the rate of every span",
+        )
+        .unit("bit/s")
+        .bounds(Bounds::Positive),
+        Param::new(
+            "delay",
+            Type::Time,
+            Absent::Is("100us"),
+            "the propagation delay of every span",
+        )
+        .unit("s"),
+    ],
+};
+
+/// The family's declared topology kinds.
+pub static TOPOLOGIES: &[&Section] = &[&RING];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! every node, and the post-run `rpr.*` summary.
 
 use super::monitor::{RprMonitor, WatchedEntry};
-use super::params::SECTION;
+use super::params::{RING, SECTION};
 use super::station::{BufferDesign, FairnessMode, RprConfig, RprStation};
 use crate::net::NONE;
 use crate::scenario::units::QueueLimit;
@@ -13,7 +13,7 @@ use crate::scenario::{
     apply_link_overrides, BuiltCore, Core, Family, LinkSpec, Mechanism, MechanismRun, QueueSpec,
     Scenario, Topology, TrafficModel,
 };
-use crate::time::{millis, to_secs, Time};
+use crate::time::{to_secs, Time};
 use crate::world::{AgentHandle, World};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -37,37 +37,20 @@ pub struct RprSpec {
     pub trace_tcp: Option<usize>,
 }
 
-/// Default span rate of the ring, bits per second.
-pub const DEFAULT_RATE: u64 = 622_000_000;
-
-const RING_KEYS: &[&str] = &["kind", "stations", "rate", "delay"];
+/// The declared key `key` of the ring ([`RING`]): as given, else its default; `None` when
+/// it is there but wrong (reported).
+fn ring_key(cx: &Cx, t: &Tbl, key: &str) -> Option<crate::decl::Value> {
+    let v = crate::scenario::read_key(cx, t, &RING, key)?;
+    Some(v.unwrap_or_else(|| RING.param(key).default_value().expect("a fixed default")))
+}
 
 fn read_ring(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
-    let n = if t.has("stations") {
-        let n = t.uint(cx, "stations")?;
-        if !(2..=256).contains(&n) {
-            t.error(
-                cx,
-                "stations",
-                format!("must be between 2 and 256, got {n}"),
-            );
-            return None;
-        }
-        n as usize
-    } else {
-        6
-    };
-    let rate = if t.has("rate") {
-        t.rate(cx, "rate")?
-    } else {
-        DEFAULT_RATE
-    };
-    let delay = if t.has("delay") {
-        t.time(cx, "delay")?
-    } else {
-        millis(0.1)
-    };
-    t.finish(cx, RING_KEYS);
+    let n = ring_key(cx, t, "stations")?.as_u64() as usize;
+    let rate = ring_key(cx, t, "rate")?.as_u64();
+    let delay = ring_key(cx, t, "delay")?.as_time();
+    let mut known = vec!["kind"];
+    known.extend(RING.keys());
+    t.finish(cx, &known);
     let nodes: Vec<String> = (0..n).map(|i| format!("S{i}")).collect();
     let mut links = Vec::new();
     let queue = QueueSpec::DropTail {
@@ -255,6 +238,9 @@ impl Family for RprFamily {
     }
     fn topology_kinds(&self) -> &'static [&'static str] {
         &["rpr_ring"]
+    }
+    fn topology_declared(&self) -> &'static [&'static crate::decl::Section] {
+        super::params::TOPOLOGIES
     }
     fn read_topology(&self, cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
         read_ring(cx, t, root)

@@ -2,12 +2,13 @@
 //! run under `perf` or `valgrind --tool=callgrind`, and for checking that a change to
 //! the engine leaves its results exactly as they were.
 //!
-//! Usage: `scenario FILE [--seed S] [--set KEY=VALUE ...] [--trace-hash]`
+//! Usage: `scenario FILE [--seed S] [--set KEY=VALUE ...] [--trace-hash] [--summary]`
 //!
 //! Prints one line: the events executed, the simulated and wall seconds, a hash of the
 //! whole summary and of every sampled series (their `Debug` text, so every bit of every
 //! number counts), and with `--trace-hash` the event-trace hash of fingerprint mode
-//! (time, target and kind of every event, in order).
+//! (time, target and kind of every event, in order); with `--summary` the summary itself,
+//! one `key = value` line each, on standard error.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -19,6 +20,7 @@ fn main() {
     let mut seed = None;
     let mut sets = Vec::new();
     let mut trace_hash = false;
+    let mut summary_out = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -32,6 +34,7 @@ fn main() {
                 sets.push((k.to_string(), v.to_string()));
             }
             "--trace-hash" => trace_hash = true,
+            "--summary" => summary_out = true,
             f => file = Some(f.to_string()),
         }
         i += 1;
@@ -49,6 +52,11 @@ fn main() {
     };
     let out = qossim::scenario::run_with(&sc, seed, &mut |_| true, &options)
         .unwrap_or_else(|e| panic!("{e}"));
+    if summary_out {
+        for (k, v) in &out.summary {
+            eprintln!("{k} = {v:?}");
+        }
+    }
     let mut h = DefaultHasher::new();
     format!("{:?}", out.summary).hash(&mut h);
     let summary = h.finish();

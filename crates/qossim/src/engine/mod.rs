@@ -348,6 +348,14 @@ impl<Q: EventQueue> Scheduler<Q> {
         r.push_back(time, seq, event, lead);
     }
 
+    /// Schedules `event` at `time` (not before now) under `seq`, a number drawn earlier
+    /// with [`Scheduler::draw`] for it: ordered among events at that instant as if it
+    /// had been scheduled when the number was drawn.
+    pub fn at_with_seq(&mut self, time: Time, seq: u64, event: Event) {
+        debug_assert!(time >= self.now && seq < self.seq);
+        self.queue.push(Entry { time, seq, event });
+    }
+
     /// Schedules the arrival of the head of `link`'s in-flight list at `at`, ordered among
     /// events at that instant by `tie`, its packet's [`crate::packet::Packet::tie`]: the
     /// number drawn when the packet entered the network, so an arrival's place never

@@ -409,7 +409,7 @@ impl Network {
         }
         l.busy = true;
         l.busy_until = done;
-        if !TRACE && l.lazy_ok && l.qdisc.is_empty() {
+        if l.lazy_ok && l.qdisc.is_empty() {
             // Nothing waits: the end needs an event only if a packet comes before it.
             l.lazy_end = Some((done, sched.draw()));
         } else {

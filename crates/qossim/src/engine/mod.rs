@@ -169,8 +169,9 @@ pub const RING_MAX: usize = 1 << 16;
 /// again with a new one (see [`Scheduler::at`]).
 pub const EVICT_MAX: usize = 16;
 
-/// How many in-order lists of events the scheduler keeps beside its queue (two: see
-/// [`Scheduler::at`], which is written for two).
+/// How many in-order lists of events the scheduler keeps beside its queue (see
+/// [`Scheduler::at`]). Two: a third cost 1-4 % more instructions on the studies' runs
+/// and the reference (measured with callgrind, `bench/README.md`).
 pub const FIFOS: usize = 2;
 
 /// Up to [`LANES`] entries sorted by decreasing `(time, seq)`, in place.
@@ -303,12 +304,16 @@ impl<Q: EventQueue> Scheduler<Q> {
         // close the list to them until it fired. On a tie of last times, the first list.
         // Which list holds an event changes only the cost, never the order.
         let lead = time - self.now;
-        let (ta, tb) = (
-            self.fifos[0].takes(time, lead),
-            self.fifos[1].takes(time, lead),
-        );
-        let i = usize::from(tb & (!ta | (self.fifos[1].last > self.fifos[0].last)));
-        if (ta | tb) && self.fifos[i].len < RING_MAX {
+        // The list that takes it whose last event is latest (the first on a tie).
+        let mut i = FIFOS;
+        let mut last = 0;
+        for (j, f) in self.fifos.iter().enumerate() {
+            if f.takes(time, lead) && (i == FIFOS || f.last > last) {
+                i = j;
+                last = f.last;
+            }
+        }
+        if i < FIFOS && self.fifos[i].len < RING_MAX {
             self.fifos[i].push_back(time, seq, event, lead);
         } else {
             self.at_no_list(time, seq, event, lead);
@@ -325,7 +330,13 @@ impl<Q: EventQueue> Scheduler<Q> {
     #[cold]
     #[inline(never)]
     fn at_no_list(&mut self, time: Time, seq: u64, event: Event, lead: Time) {
-        let i = usize::from(self.fifos[1].len <= self.fifos[0].len);
+        // The shortest list (the last one on a tie).
+        let mut i = 0;
+        for (j, f) in self.fifos.iter().enumerate().skip(1) {
+            if f.len <= self.fifos[i].len {
+                i = j;
+            }
+        }
         let r = &mut self.fifos[i];
         if r.len > EVICT_MAX {
             self.queue.push(Entry { time, seq, event });
@@ -335,6 +346,14 @@ impl<Q: EventQueue> Scheduler<Q> {
             self.queue.push(e);
         }
         r.push_back(time, seq, event, lead);
+    }
+
+    /// Schedules `event` at `time` (not before now) under `seq`, a number drawn earlier
+    /// with [`Scheduler::draw`] for it: ordered among events at that instant as if it
+    /// had been scheduled when the number was drawn.
+    pub fn at_with_seq(&mut self, time: Time, seq: u64, event: Event) {
+        debug_assert!(time >= self.now && seq < self.seq);
+        self.queue.push(Entry { time, seq, event });
     }
 
     /// Schedules the arrival of the head of `link`'s in-flight list at `at`, ordered among

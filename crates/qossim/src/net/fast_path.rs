@@ -55,9 +55,16 @@ impl Link {
 
     /// Accounts, in time order, every fast-path packet whose transmission started by
     /// `now`, and every handed-off packet whose arrival key is below `key`: counters,
-    /// queue average. Cheap when there is nothing to do.
+    /// queue average. On the general path, ends the transmission under way if it left
+    /// the queue empty and its end (which then has no event) comes before `key`. Cheap
+    /// when there is nothing to do.
     #[inline(always)]
     pub fn settle(&mut self, now: Time, key: u128) {
+        if let Some((t, s)) = self.lazy_end {
+            if arrival_key(t, s) < key {
+                self.end_idle(t);
+            }
+        }
         let Some(d) = self.ledger.front() else {
             return;
         };
@@ -69,6 +76,20 @@ impl Link {
         };
         if due {
             self.settle_started(now, key);
+        }
+    }
+
+    /// The end at `t` of a transmission that left the queue empty and has no event (see
+    /// `Network::transmit`): what its event would have done then — the port
+    /// idle, the discipline's dequeue of an empty queue at `t`, the queue average set.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn end_idle(&mut self, t: Time) {
+        self.lazy_end = None;
+        self.busy = false;
+        match self.qdisc.dequeue_with_drops(t, &mut self.stats.drops) {
+            crate::queue::Dequeue::Empty => self.stats.queue_avg.set(t, self.qdisc.len() as f64),
+            _ => unreachable!("a queue left empty gave a packet"),
         }
     }
 
@@ -377,5 +398,6 @@ impl Network {
         } else {
             l.qdisc.fifo_limit()
         };
+        l.lazy_ok = !self.no_fast_path && l.fast.is_none() && !l.timed;
     }
 }

@@ -254,6 +254,12 @@ pub struct Link {
     via: LinkId,
     /// Packets handed off to this port since a hand-off last settled its ledger.
     handed: u32,
+    /// General path: a transmission that leaves the queue empty ends without an event
+    /// (see [`Link::settle`]); off when the shortcuts are, and for timed disciplines.
+    lazy_ok: bool,
+    /// The end of the transmission under way when it has no event: its time and the
+    /// sequence number its event would have had.
+    lazy_end: Option<(Time, u64)>,
 }
 
 /// Packets and bytes of data per flow: the conservation check's counts of packets lost
@@ -413,6 +419,8 @@ impl Network {
             gen: 0,
             via: NONE,
             handed: 0,
+            lazy_ok: false,
+            lazy_end: None,
         });
         if self.in_links.len() < self.nodes.len() {
             self.in_links.resize_with(self.nodes.len(), Vec::new);
@@ -481,7 +489,9 @@ impl Network {
     }
 
     /// Sends every port, now and later, through the general path (queue discipline and a
-    /// transmission-end event per packet) instead of the FIFO fast path. Results are the
+    /// transmission-end event per packet) instead of the FIFO fast path, and gives every
+    /// transmission its end event (also those that leave the queue empty, which otherwise
+    /// end without one, see [`Link::settle`]). Results are the
     /// same either way — only the number of events differs — which the test suite checks
     /// on every shipped scenario; call before the run starts.
     pub fn disable_fast_paths(&mut self) {

@@ -15,7 +15,8 @@
 //! runs pay one test per packet for tracing.
 
 use super::{
-    count_start, ledger_add, Landing, Link, LinkId, Network, NodeId, Packet, PortInfo, NONE,
+    arrival_key, count_start, ledger_add, Landing, Link, LinkId, Network, NodeId, Packet, PortInfo,
+    NONE,
 };
 use crate::engine::{Event, Scheduler, Target};
 use crate::queue::{Dequeue, DropLog};
@@ -274,6 +275,16 @@ impl Network {
         } else {
             None
         };
+        if let Some((t, s)) = l.lazy_end {
+            if arrival_key(t, s) < key {
+                // It ended before this packet came.
+                l.end_idle(t);
+            } else {
+                // It ends after: this packet waits for it.
+                l.lazy_end = None;
+                sched.at_with_seq(t, s, Event::new(Target::Port(link), 0));
+            }
+        }
         if TRACE {
             offered(tr, now, &pkt, link, l.from);
         }
@@ -398,7 +409,12 @@ impl Network {
         }
         l.busy = true;
         l.busy_until = done;
-        sched.at(done, Event::new(Target::Port(id), 0));
+        if l.lazy_ok && l.qdisc.is_empty() {
+            // Nothing waits: the end needs an event only if a packet comes before it.
+            l.lazy_end = Some((done, sched.draw()));
+        } else {
+            sched.at(done, Event::new(Target::Port(id), 0));
+        }
         let arrive = done + l.delay;
         land.put_on_wire(l, id, arrive, tx, &pkt, sched);
     }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::run;
+use common::{accepted_keys, described_keys, run};
 use qossim::scenario::RunOutput;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -474,40 +474,6 @@ fn erica_plus_keys_need_the_algorithm_and_exclude_target_utilization() {
         assert_eq!(d.len(), 1, "{to}: {d:?}");
         assert!(d[0].contains(want), "{to}: {d:?}");
     }
-}
-
-/// The keys the reader of a table accepts, as its "unknown key" diagnostic for
-/// `zz_unknown` at `at` lists them.
-fn accepted_keys(text: &str, at: &str) -> Vec<String> {
-    let d = qossim::parse(text, "s.toml", Path::new("."), &[]).expect_err("an unknown key");
-    assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0].path, format!("{at}.zz_unknown"), "{d:?}");
-    let (_, list) = d[0]
-        .reason
-        .split_once("expected one of: ")
-        .expect("the keys");
-    let mut keys: Vec<String> = list.split(", ").map(String::from).collect();
-    keys.sort();
-    keys
-}
-
-/// The keys `qossim describe` lists for `family.NAME`.
-fn described_keys(name: &str) -> Vec<String> {
-    let all = qossim::decl::catalogue();
-    let kind = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["kind"] == format!("family.{name}"))
-        .unwrap_or_else(|| panic!("family.{name} is not described"));
-    let mut keys: Vec<String> = kind["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["key"].as_str().unwrap().to_string())
-        .collect();
-    keys.sort();
-    keys
 }
 
 #[test]

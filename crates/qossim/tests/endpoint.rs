@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::run;
+use common::{accepted_keys, described_keys, run};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -339,42 +339,6 @@ fn an_out_of_bounds_endpoint_key_is_refused_with_its_declared_reason_at_its_line
     }
     // epsilon, probe_time, interval, rate, class; target, sample, window, rate; fraction.
     assert_eq!(checked, 10);
-}
-
-/// The keys the reader of a table accepts, as its "unknown key" diagnostic lists them.
-fn accepted_keys(text: &str, at: &str) -> Vec<String> {
-    let d = match qossim::parse(text, "s.toml", Path::new("."), &[]) {
-        Ok(_) => panic!("an unknown key was accepted"),
-        Err(d) => d,
-    };
-    assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0].path, format!("{at}.zz_unknown"), "{d:?}");
-    let (_, list) = d[0]
-        .reason
-        .split_once("expected one of: ")
-        .expect("the keys");
-    let mut keys: Vec<String> = list.split(", ").map(String::from).collect();
-    keys.sort();
-    keys
-}
-
-/// The keys `qossim describe` lists for `family.NAME`.
-fn described_keys(name: &str) -> Vec<String> {
-    let all = qossim::decl::catalogue();
-    let kind = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["kind"] == format!("family.{name}"))
-        .unwrap_or_else(|| panic!("family.{name} is not described"));
-    let mut keys: Vec<String> = kind["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["key"].as_str().unwrap().to_string())
-        .collect();
-    keys.sort();
-    keys
 }
 
 #[test]

@@ -93,3 +93,40 @@ pub fn link_queue(text: &str, name: &str) -> scenario::QueueSpec {
     let l = sc.topology.links.iter().find(|l| l.name == name);
     l.unwrap_or_else(|| panic!("no link {name}")).queue.clone()
 }
+
+/// The keys the reader of a table accepts, as its "unknown key" diagnostic for
+/// `zz_unknown` at `at` lists them (`text` puts that key in the table).
+pub fn accepted_keys(text: &str, at: &str) -> Vec<String> {
+    let d = match qossim::parse(text, "s.toml", Path::new("."), &[]) {
+        Ok(_) => panic!("an unknown key was accepted"),
+        Err(d) => d,
+    };
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].path, format!("{at}.zz_unknown"), "{d:?}");
+    let (_, list) = d[0]
+        .reason
+        .split_once("expected one of: ")
+        .expect("the keys");
+    let mut keys: Vec<String> = list.split(", ").map(String::from).collect();
+    keys.sort();
+    keys
+}
+
+/// The keys `qossim describe` lists for `family.NAME`.
+pub fn described_keys(name: &str) -> Vec<String> {
+    let all = qossim::decl::catalogue();
+    let kind = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == format!("family.{name}"))
+        .unwrap_or_else(|| panic!("family.{name} is not described"));
+    let mut keys: Vec<String> = kind["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap().to_string())
+        .collect();
+    keys.sort();
+    keys
+}

@@ -14,33 +14,9 @@ use std::rc::Rc;
 
 #[path = "common/tcp_path.rs"]
 mod tcp_path;
-use tcp_path::{assert_mathis_band, delivered, sender, setup, Lossy, Path, Setup};
-
-/// Drops the first transmission of segment `seq`.
-struct DropOnce {
-    seq: u64,
-    done: bool,
-}
-impl PortHook for DropOnce {
-    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
-        if pkt.kind == PacketKind::Data && pkt.seq == self.seq && !self.done {
-            self.done = true;
-            return false;
-        }
-        true
-    }
-}
-
-/// Drops every data segment offered in `[from, to)`.
-struct Blackout {
-    from: Time,
-    to: Time,
-}
-impl PortHook for Blackout {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
-        pkt.kind != PacketKind::Data || now < self.from || now >= self.to
-    }
-}
+use tcp_path::{
+    assert_mathis_band, delivered, sender, setup, Blackout, DropOnce, Lossy, Path, Setup,
+};
 
 /// Goodput (payload bit/s) over [t1, t2].
 fn goodput(s: &mut Setup, t1: Time, t2: Time, payload: u32) -> f64 {

@@ -16,7 +16,7 @@ use std::rc::Rc;
 mod common;
 #[path = "common/tcp_path.rs"]
 mod tcp_path;
-use tcp_path::{delivered, sender, setup, Path, Setup};
+use tcp_path::{delivered, sender, setup, Blackout, DropOnce, Path, Setup};
 
 fn lan_path() -> Path {
     Path {
@@ -39,32 +39,6 @@ fn connection(seed: u64, ts: bool, cfg: TcpConfig) -> Setup {
         ..TcpReceiverConfig::default()
     };
     setup(seed, &lan_path(), cfg, rcfg)
-}
-
-/// Drops the first transmission of segment `seq`.
-struct DropOnce {
-    seq: u64,
-    done: bool,
-}
-impl PortHook for DropOnce {
-    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
-        if pkt.kind == PacketKind::Data && pkt.seq == self.seq && !self.done {
-            self.done = true;
-            return false;
-        }
-        true
-    }
-}
-
-/// Drops every data segment offered in `[from, to)`.
-struct Blackout {
-    from: Time,
-    to: Time,
-}
-impl PortHook for Blackout {
-    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
-        pkt.kind != PacketKind::Data || now < self.from || now >= self.to
-    }
 }
 
 /// The RTT samples the sender traced: (time, seconds).

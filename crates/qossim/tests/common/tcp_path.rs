@@ -160,3 +160,33 @@ pub fn assert_mathis_band(label: &str, e: &qossim::metrics::Estimate, mathis: f6
         e.half_width
     );
 }
+
+/// Drops the first transmission of segment `seq`.
+pub struct DropOnce {
+    /// The segment dropped.
+    pub seq: u64,
+    /// Whether it has been dropped.
+    pub done: bool,
+}
+impl PortHook for DropOnce {
+    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
+        if pkt.kind == PacketKind::Data && pkt.seq == self.seq && !self.done {
+            self.done = true;
+            return false;
+        }
+        true
+    }
+}
+
+/// Drops every data segment offered in `[from, to)`.
+pub struct Blackout {
+    /// Start of the blackout.
+    pub from: Time,
+    /// Its end (excluded).
+    pub to: Time,
+}
+impl PortHook for Blackout {
+    fn on_arrival(&mut self, pkt: &mut Packet, now: Time, _: &PortInfo) -> bool {
+        pkt.kind != PacketKind::Data || now < self.from || now >= self.to
+    }
+}

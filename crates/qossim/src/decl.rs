@@ -53,8 +53,8 @@ pub enum Type {
         /// What the count counts, in messages (`"packets"`).
         count: &'static str,
     },
-    /// A list or table the component reads itself; the text names its shape in the
-    /// reference tables (`"list of link names"`, `"table"`).
+    /// A list the component reads itself; the text names its shape in the reference
+    /// tables (`"list of link names"`, `"list of times"`). Tables are [`Type::Table`].
     Structured(&'static str),
     /// A list of strings (`["s0", "r0", "d0"]`): names of nodes, links, traffic entries,
     /// … (checked by the component's rules against the network).

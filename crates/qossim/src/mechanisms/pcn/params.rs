@@ -8,8 +8,8 @@
 //! a table of its own, with its own unknown-key check and did-you-mean, so a section per
 //! table is what the reader checks a table's keys against (`family.pcn.cle` is
 //! `[pcn.cle]`, whether written as a table or inline). In `[pcn]` those keys are
-//! declared too, as tables or lists ([`Type::Structured`]), so `family.pcn` lists every
-//! key `[pcn]` accepts. The aggregates' `model` takes the keys of a `[[traffic]]` model
+//! declared too, as tables ([`Type::Table`], naming their section) or lists
+//! ([`Type::Structured`]), so `family.pcn` lists every key `[pcn]` accepts. The aggregates' `model` takes the keys of a `[[traffic]]` model
 //! (`traffic.*`), declared there.
 //!
 //! What a declaration cannot state stays with the reader or with the rules below: the
@@ -62,21 +62,21 @@ pub static SECTION: Section = Section {
         ),
         Param::new(
             "thresholds",
-            Type::Structured("table"),
+            Type::Table("family.pcn.thresholds"),
             Absent::Derived("5ms, 15ms, 20ms"),
-            "the virtual queue's thresholds, family.pcn.thresholds (needs ra)",
+            "the virtual queue's thresholds (needs ra)",
         ),
         Param::new(
             "cle",
-            Type::Structured("table"),
+            Type::Table("family.pcn.cle"),
             Absent::Derived("per_packet, w = 0.01, threshold = 0.5"),
-            "the egresses' congestion level estimate, family.pcn.cle (needs ra)",
+            "the egresses' congestion level estimate (needs ra)",
         ),
         Param::new(
             "termination",
-            Type::Structured("table"),
+            Type::Table("family.pcn.termination"),
             Absent::Derived("none: no flow termination"),
-            "flow termination after a failure, family.pcn.termination",
+            "flow termination after a failure",
         ),
         period(
             "sample_interval",
@@ -97,15 +97,15 @@ pub static SECTION: Section = Section {
         ),
         Param::new(
             "traffic",
-            Type::Structured("table"),
+            Type::Table("family.pcn.traffic"),
             Absent::Derived("none (or [[pcn.iea]])"),
-            "one aggregate per ingress of a pcn_* topology, family.pcn.traffic",
+            "one aggregate per ingress of a pcn_* topology",
         ),
         Param::new(
             "iea",
-            Type::Structured("array of tables"),
+            Type::Table("family.pcn.iea"),
             Absent::Derived("none (or [pcn.traffic])"),
-            "the aggregates one by one, family.pcn.iea",
+            "the aggregates one by one ([[pcn.iea]] entries)",
         ),
     ],
 };
@@ -447,7 +447,8 @@ mod tests {
     fn every_table_of_the_section_is_declared() {
         for s in &DECLARED[1..] {
             let key = s.name.strip_prefix("pcn.").unwrap();
-            assert!(matches!(SECTION.param(key).ty, Type::Structured(_)));
+            let of = format!("family.{}", s.name);
+            assert!(matches!(SECTION.param(key).ty, Type::Table(t) if t == of));
         }
         for k in DEMAND {
             TRAFFIC.param(k);

@@ -10,30 +10,10 @@ mod common;
 mod tcp_path;
 
 use qossim::metrics::t_interval;
-use qossim::net::{PacketKind, PortHook, PortInfo};
 use qossim::time::{to_secs, tx_time, Time, PS_PER_MS, PS_PER_S};
 use qossim::transport::{Congestion, CubicParams, TcpConfig, TcpReceiverConfig, TcpStats};
-use qossim::{Packet, Rng};
-use tcp_path::{assert_mathis_band, delivered, sender, Lossy, Path, Setup};
-
-/// Drops the first transmission of each of `seqs`.
-struct DropEach {
-    seqs: Vec<u64>,
-    done: Vec<bool>,
-}
-impl PortHook for DropEach {
-    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
-        if pkt.kind == PacketKind::Data {
-            if let Some(i) = self.seqs.iter().position(|&s| s == pkt.seq) {
-                if !self.done[i] {
-                    self.done[i] = true;
-                    return false;
-                }
-            }
-        }
-        true
-    }
-}
+use qossim::Rng;
+use tcp_path::{assert_mathis_band, delivered, sender, DropEach, Lossy, Path, Setup};
 
 /// 100 Mb/s access links, a 10 Mb/s bottleneck; base RTT about 41 ms, no overflow.
 fn lan_path() -> Path {

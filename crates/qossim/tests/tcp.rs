@@ -15,7 +15,7 @@ use std::rc::Rc;
 #[path = "common/tcp_path.rs"]
 mod tcp_path;
 use tcp_path::{
-    assert_mathis_band, delivered, sender, setup, Blackout, DropOnce, Lossy, Path, Setup,
+    assert_mathis_band, delivered, sender, setup, Blackout, DropEach, DropOnce, Lossy, Path, Setup,
 };
 
 /// Goodput (payload bit/s) over [t1, t2].
@@ -296,25 +296,6 @@ fn rto_doubles_on_successive_timeouts() {
         "transfer resumed: {rx} segments delivered"
     );
     assert_eq!(sender(&mut s).backoff(), 1);
-}
-
-/// Drops the first transmission of each of `seqs`.
-struct DropEach {
-    seqs: Vec<u64>,
-    done: Vec<bool>,
-}
-impl PortHook for DropEach {
-    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
-        if pkt.kind == PacketKind::Data {
-            if let Some(i) = self.seqs.iter().position(|&s| s == pkt.seq) {
-                if !self.done[i] {
-                    self.done[i] = true;
-                    return false;
-                }
-            }
-        }
-        true
-    }
 }
 
 /// Drops every `every`-th data segment offered (retransmissions counted): loss at a

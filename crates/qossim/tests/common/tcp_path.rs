@@ -190,3 +190,24 @@ impl PortHook for Blackout {
         pkt.kind != PacketKind::Data || now < self.from || now >= self.to
     }
 }
+
+/// Drops the first transmission of each of `seqs`.
+pub struct DropEach {
+    /// The segments dropped.
+    pub seqs: Vec<u64>,
+    /// Whether each has been dropped.
+    pub done: Vec<bool>,
+}
+impl PortHook for DropEach {
+    fn on_arrival(&mut self, pkt: &mut Packet, _: Time, _: &PortInfo) -> bool {
+        if pkt.kind == PacketKind::Data {
+            if let Some(i) = self.seqs.iter().position(|&s| s == pkt.seq) {
+                if !self.done[i] {
+                    self.done[i] = true;
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}

@@ -31,6 +31,8 @@ use std::path::Path;
 struct Options<'a> {
     rwnd: u64,
     variant: &'a str,
+    /// A step-marking bottleneck (DCTCP) instead of RED.
+    step_queue: bool,
     cwnd_conn: Option<usize>,
 }
 
@@ -59,7 +61,7 @@ fn scenario_text(n: usize, sim: f64, seed: u64, o: &Options) -> String {
         "bottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"5ms\"\n"
     )
     .unwrap();
-    if o.variant.contains("dctcp") {
+    if o.step_queue {
         writeln!(
             t,
             "[links.\"r0-r1\"]\nqueue = {{ kind = \"step\", k = \"17p\", limit = \"100p\" }}\n"
@@ -125,6 +127,7 @@ fn main() {
     let opts = Options {
         rwnd: arg("--rwnd", 64.0) as u64,
         variant: variant_lines(variant),
+        step_queue: variant == "dctcp-sack",
         cwnd_conn: trace.map(|_| conn),
     };
     let text = scenario_text(n, sim, seed, &opts);

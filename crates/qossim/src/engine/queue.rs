@@ -141,7 +141,7 @@ pub trait EventQueue {
     /// on keys being at least the last one *peeked* at: the scheduler peeks, then may
     /// serve an event held outside the queue whose handler pushes an earlier entry.
     /// When the memory to hold it cannot be had, the entry is dropped and the failure
-    /// noted for the run (see [`make_room`]): the run stops with an error.
+    /// noted for the run (see `make_room`): the run stops with an error.
     fn push(&mut self, e: Entry);
     /// Removes and returns the entry with the smallest key.
     fn pop(&mut self) -> Option<Entry>;
@@ -467,7 +467,7 @@ impl WheelQueue {
 
     /// Adds `e` to slot `i`: in place while there is room, else to the slot's first
     /// overflow chunk, else to a new one. False (`e` dropped) when a new chunk cannot be
-    /// had (see [`make_room`]).
+    /// had (see `make_room`).
     #[inline]
     fn link(&mut self, i: usize, e: Entry) -> bool {
         self.bitmap[i >> 6] |= 1 << (i & 63);

@@ -4,7 +4,7 @@
 //! a `[[metric]]` series, each with its type, unit, default, bounds and one line.
 //!
 //! The readers (`traffic_read.rs`, `mod.rs`, `topology.rs`) read every scalar key through
-//! these declarations ([`super::declared::key_or_default`]) and accept exactly the keys
+//! these declarations (`declared::key_or_default`) and accept exactly the keys
 //! declared here; what relates keys to each other or to the network (a route that
 //! connects, `stop` after `start`, a warm-up shorter than the run) stays an explicit
 //! rule of the reader. `qossim describe core.NAME` prints them and the reference tables of

@@ -89,7 +89,7 @@ impl FrameTrace {
         })
     }
 
-    /// Loads a trace file: a regular file of at most [`MAX_TRACE_BYTES`] of text.
+    /// Loads a trace file: a regular file of at most 64 MiB of text (`MAX_TRACE_BYTES`).
     pub fn load(path: &Path) -> Result<Self, String> {
         use std::io::Read;
         let shown = crate::scenario::walk::shown_max(&path.display().to_string(), 200);

@@ -159,7 +159,7 @@ pub const GROUP_STATS: &[Stat] = &[
     stat("group.{traffic}.jitter_mean_s", "s", AfterWarmup, "mean |difference| of the delays of consecutive packets of one flow (flows with a record of their own among the run's first 1024)"),
 ];
 
-/// Per-flow statistics: for entries of at most [`FLOWS_LISTED`] flows with records of
+/// Per-flow statistics: for entries of at most 32 flows (`FLOWS_LISTED`) with records of
 /// their own (`per_flow = true`), among the run's first 1024 flows. `{k}` is the flow's
 /// index within its entry (in the order the flows were opened).
 pub const FLOW_STATS: &[Stat] = &[
@@ -226,7 +226,7 @@ pub const SERIES_STATS: &[Stat] = &[
 ];
 
 /// Series of the delay distribution of every traffic entry (the first
-/// [`DELAY_CDF_GROUPS`] with deliveries after the warm-up).
+/// 32 (`DELAY_CDF_GROUPS`) with deliveries after the warm-up).
 pub const DELAY_SERIES: &[Stat] = &[stat(
     "group.{traffic}.delay_cdf",
     "fraction",

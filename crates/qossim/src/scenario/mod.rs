@@ -886,7 +886,8 @@ fn read_metric(
                                 cx,
                                 "link",
                                 format!(
-                                    "link {:?} has a {} queue; queue_average {w:?} needs {need} queue",
+                                    "link {:?} has a {} queue; queue_average {w:?} needs \
+                                     {need} queue",
                                     topo.links[l].name,
                                     q.kind()
                                 ),

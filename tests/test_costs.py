@@ -45,3 +45,16 @@ def test_every_shipped_cost_names_a_study_and_a_profile():
             assert cost["runs"] > 0 and cost["engine_s"] > 0
     line = costs.estimate("pcn", False, None, jobs=2)
     assert "1662 runs" in line and "measured for the release" in line
+
+
+def test_several_studies_are_estimated_as_the_sum_of_their_measurements(tmp_path):
+    """Two measured studies add up (4 s + 6 s on 2 jobs); one without a cost is named."""
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    _runs(a, [3.0, 5.0])
+    _runs(b, [12.0])
+    costs.record(a, "a", quick=True)
+    costs.record(b, "b", quick=True)
+    line = costs.estimate_all({"a": a, "b": b}, True, jobs=2)
+    assert line == "2 studies (quick profiles): about 10 s on 2 jobs"
+    line = costs.estimate_all({"a": a, "b": b, "c": c}, True, jobs=2)
+    assert line.endswith("about 10 s on 2 jobs, plus c (no measured cost yet)")

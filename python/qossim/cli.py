@@ -497,13 +497,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             studies.check_only(name, studies.get_study(name), only)
             plan.append((name, only))
     settings = studies.Execution(backend=args.backend, address=args.address, jobs=args.jobs)
+
     # One pool of local workers serves every study and table (see reuse_workers).
+    def out_of(name: str) -> Path | None:
+        if args.out is None:
+            return None
+        return Path(args.out) if args.study else Path(args.out) / name
+
+    if len(plan) > 1 and not args.quiet:
+        from qossim import costs
+
+        folders = {n: out_of(n) or Path("reports") / n for n, _ in plan}
+        _print_err(costs.estimate_all(folders, args.quick, args.jobs))
     with studies.use_execution(settings), campaign.reuse_workers():
         for name, selected in plan:
-            if args.out is None:
-                out_dir = None
-            else:
-                out_dir = Path(args.out) if args.study else Path(args.out) / name
+            out_dir = out_of(name)
             if not args.quiet:
                 from qossim import costs
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from qossim.results import atomic_write_text
 
-__all__ = ["COST_FILE", "estimate", "measure", "record", "shipped"]
+__all__ = ["COST_FILE", "estimate", "estimate_all", "measure", "record", "shipped"]
 
 #: The file a reproduction's measured cost is written to, in its output folder.
 COST_FILE = "cost.json"
@@ -97,13 +97,47 @@ def estimate(
         return f"{study} ({profile} profile): no measured cost yet (it is recorded after this run)"
     cost, where = found
     runs, engine = int(cost["runs"]), float(cost["engine_s"])
-    workers = max(1, jobs or os.cpu_count() or 1)
-    total = engine / workers + float(cost.get("other_s", 0.0))
+    workers = _workers(jobs)
+    total = _wall(cost, workers)
     return (
         f"{study} ({profile} profile): about {_duration(total)} on {workers} "
         f"job{'s' if workers > 1 else ''} ({runs} runs, {_duration(engine)} of engine time, "
         f"{engine / runs:.3g} s per run; {where}; stored runs are reused)"
     )
+
+
+def estimate_all(
+    studies: Mapping[str, str | os.PathLike[str] | None], quick: bool, jobs: int | None
+) -> str:
+    """Return the line printed before reproducing several studies: their estimated total.
+
+    ``studies`` maps each study to its output folder. Studies with no measured cost are
+    named, and the total is then a lower bound.
+    """
+    profile = "quick" if quick else "full"
+    workers = _workers(jobs)
+    total, unknown = 0.0, []
+    for study, folder in studies.items():
+        found = _known(study, quick, Path(folder) if folder is not None else None)
+        if found is None:
+            unknown.append(study)
+        else:
+            total += _wall(found[0], workers)
+    line = (
+        f"{len(studies)} studies ({profile} profiles): about {_duration(total)} on {workers} "
+        f"job{'s' if workers > 1 else ''}"
+    )
+    if unknown:
+        line += f", plus {', '.join(unknown)} (no measured cost yet)"
+    return line
+
+
+def _workers(jobs: int | None) -> int:
+    return max(1, jobs or os.cpu_count() or 1)
+
+
+def _wall(cost: Mapping[str, Any], workers: int) -> float:
+    return float(cost["engine_s"]) / workers + float(cost.get("other_s", 0.0))
 
 
 def _duration(seconds: float) -> str:

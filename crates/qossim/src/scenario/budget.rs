@@ -204,6 +204,14 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
             *n += 1;
         }
     }
+    // Each node's outgoing link rates, in link order: gathered once, not per entry (a
+    // scan of every link per entry is quadratic on large topologies).
+    let mut out_rates: Vec<Vec<f64>> = vec![Vec::new(); sc.topology.nodes.len()];
+    for l in &sc.topology.links {
+        if let Some(r) = out_rates.get_mut(l.from) {
+            r.push(l.rate as f64);
+        }
+    }
     for (i, t) in sc.traffic.iter().enumerate() {
         let entry = format!("traffic.{i}");
         out.push(Cost {
@@ -217,12 +225,10 @@ pub fn costs(sc: &Scenario, doc: &Table) -> Vec<Cost> {
             .stop
             .map(|s| active.min(to_secs(s) - to_secs(t.start)))
             .unwrap_or(active);
-        let out_rate: f64 = sc
-            .topology
-            .links
+        let out_rate: f64 = out_rates
+            .get(t.from)
+            .map_or(&[][..], |r| &r[..])
             .iter()
-            .filter(|l| l.from == t.from)
-            .map(|l| l.rate as f64)
             .sum::<f64>()
             / sharing.get(t.from).copied().unwrap_or(1).max(1) as f64;
         // A degenerate on period makes a source's clock spin, with or without calls.

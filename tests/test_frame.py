@@ -159,3 +159,51 @@ def test_log_axes_are_labelled_at_the_plotted_values_and_keep_zero():
     fig.canvas.draw()
     assert ax.get_xscale() == "symlog"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "0.0001", "0.01", "0.1"]
+
+
+def test_sparse_records_read_as_the_gathered_tables_rows():
+    """A study's records hold exactly the gathered table's non-missing cells, typed alike.
+
+    Rows of every kind a column can mix (integers with and without missing cells, with
+    floats, NaN, booleans, text, explicit None in a parameter) go through both paths:
+    the table (``pandas.DataFrame`` as ``campaign.gather`` builds it, read as
+    ``frame.Runs`` reads a table) and ``campaign.sparse_records``. Every record must
+    equal its table row without the missing cells, value for value, type for type and in
+    the table's column order, and read ``None`` for a column it lacks.
+    """
+    import random
+
+    from qossim.campaign import _rows_to_frame, sparse_records
+    from qossim.studies.frame import Runs
+
+    rng = random.Random(7)
+    params = ["topology", "k"]
+    kinds = {
+        "int_all": lambda: rng.randint(0, 9),
+        "int_some": lambda: rng.randint(0, 9),
+        "int_float": lambda: rng.choice([rng.randint(0, 9), rng.random()]),
+        "float_nan": lambda: rng.choice([rng.random(), math.nan]),
+        "bool_some": lambda: rng.choice([True, False]),
+        "bool_int": lambda: rng.choice([True, 3]),
+        "text_int": lambda: rng.choice(["a", 4]),
+    }
+    rows = []
+    for i in range(40):
+        row = {"topology": rng.choice(["PLT-5", "single"]), "k": rng.choice([None, 2, 5])}
+        row["seed"] = i
+        for name, draw in kinds.items():
+            if name.endswith("_all") or rng.random() < 0.7:
+                row[name] = draw()
+        for _ in range(rng.randint(0, 3)):
+            row[f"link.l{rng.randint(0, 5)}.x"] = rng.randint(0, 100)
+        row["run_key"] = f"r{i}"
+        rows.append(row)
+    dense = Runs(_rows_to_frame(rows, params), Path("."))
+    sparse = sparse_records(rows, params)
+    assert len(sparse) == len(dense.rows)
+    for table_row, record in zip(dense.rows, sparse, strict=True):
+        kept = [(k, v) for k, v in table_row.items() if v is not None]
+        assert list(record.items()) == kept
+        assert [type(v) for v in record.values()] == [type(v) for _, v in kept]
+        for k, v in table_row.items():
+            assert record[k] == v or (v is None and record[k] is None)

@@ -33,7 +33,16 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from qossim import _toml, plots
-from qossim.campaign import gather_jobs, make_job, reuse_workers, run_jobs, submit_to_kept_pool
+from qossim.campaign import (
+    Job,
+    Record,
+    gather_job_records,
+    gather_jobs,
+    make_job,
+    reuse_workers,
+    run_jobs,
+    submit_to_kept_pool,
+)
 from qossim.errors import StudyError
 from qossim.report import VERDICT_CLASSES, Styled, write_report
 from qossim.results import atomic_write_text
@@ -55,6 +64,7 @@ __all__ = [
     "get_study",
     "register_study",
     "reproduce",
+    "run_point_records",
     "run_points",
     "study_names",
     "table_grid",
@@ -426,6 +436,42 @@ def run_points(
     scenario dict or TOML text. Runs already stored are not executed again.
     Returns the tidy table of :func:`qossim.gather`.
     """
+    jobs, params = _run_point_jobs(
+        points, seeds, out_dir, name=name, progress=progress, scenario_file=scenario_file
+    )
+    return gather_jobs(jobs, params)
+
+
+def run_point_records(
+    points: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | str]],
+    seeds: Sequence[int],
+    out_dir: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    name: str = "study",
+    scenario_file: str = "<dict>",
+) -> list[Record]:
+    """Run the points as :func:`run_points` does and return its table's rows as records.
+
+    The records (:func:`qossim.campaign.gather_job_records`) hold each run's own values
+    only: what a study reads when its runs differ in their metrics, whose table would
+    be mostly missing cells.
+    """
+    jobs, params = _run_point_jobs(
+        points, seeds, out_dir, name=name, progress=progress, scenario_file=scenario_file
+    )
+    return gather_job_records(jobs, params)
+
+
+def _run_point_jobs(
+    points: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | str]],
+    seeds: Sequence[int],
+    out_dir: str | os.PathLike[str],
+    *,
+    progress: bool,
+    name: str,
+    scenario_file: str,
+) -> tuple[list[Job], list[str]]:
     jobs = []
     params: list[str] = []
     for point, scenario in points:
@@ -446,7 +492,7 @@ def run_points(
         name=name,
         params=params,
     )
-    return gather_jobs(jobs, params)
+    return jobs, params
 
 
 # ----------------------------------------------------------------------------

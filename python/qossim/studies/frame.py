@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from qossim import _toml, plots
 from qossim.stats import CI, mean_ci
-from qossim.studies import StudyOutput, run_points
+from qossim.studies import StudyOutput, run_point_records, run_points
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -225,7 +225,8 @@ class Runs:
         name: str,
     ) -> Runs:
         """Run (or reuse) the points for every seed and return their runs."""
-        return cls(run_points(points, seeds, out_dir, progress=progress, name=name), Path(out_dir))
+        rows = run_point_records(points, seeds, out_dir, progress=progress, name=name)
+        return cls(None, Path(out_dir), rows=rows)  # type: ignore[arg-type]
 
     def of_points(
         self, points: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]], seeds: Sequence[int]

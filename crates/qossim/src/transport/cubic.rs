@@ -45,6 +45,9 @@ pub struct Cubic {
     origin: f64,
     /// W_est, the Reno-friendly window.
     w_est: f64,
+    /// A timeout came since the last epoch: the next epoch starts at K = 0 from its own
+    /// window (RFC 9438, section 4.8).
+    after_timeout: bool,
 }
 
 impl Cubic {
@@ -58,6 +61,7 @@ impl Cubic {
             k: 0.0,
             origin: 0.0,
             w_est: 0.0,
+            after_timeout: false,
         }
     }
 
@@ -80,6 +84,16 @@ impl Cubic {
         self.epoch = None;
         let ssthresh = (flight * b).max(2.0);
         self.w_reduced = ssthresh;
+        ssthresh
+    }
+
+    /// A retransmission timeout with window `cwnd` and `flight` segments outstanding:
+    /// ssthresh as for any congestion event ([`Self::congestion`]), and the first
+    /// congestion-avoidance epoch after it starts with K = 0 and W_max set to the window
+    /// at its start (RFC 9438, section 4.8), not at the W_max the timeout recorded.
+    pub fn timeout(&mut self, cwnd: f64, flight: f64) -> f64 {
+        let ssthresh = self.congestion(cwnd, flight);
+        self.after_timeout = true;
         ssthresh
     }
 
@@ -116,6 +130,10 @@ impl Cubic {
     }
 
     fn start_epoch(&mut self, cwnd: f64) {
+        if self.after_timeout {
+            self.after_timeout = false;
+            self.w_max = cwnd;
+        }
         if cwnd < self.w_max {
             self.k = ((self.w_max - cwnd) / self.p.c).cbrt();
             self.origin = self.w_max;
@@ -181,6 +199,29 @@ mod tests {
         let w = c.on_ack(t, 80.0, 0.1);
         let target = c.w_cubic(1.1).clamp(80.0, 120.0);
         assert!((w - (80.0 + (target - 80.0) / 80.0)).abs() < 1e-12, "{w}");
+    }
+
+    #[test]
+    fn after_a_timeout_the_epoch_starts_at_k_zero_from_its_own_window() {
+        let mut c = Cubic::new(CubicParams {
+            fast_convergence: false,
+            ..CubicParams::default()
+        });
+        // A timeout at 100 segments: ssthresh 70 as for any congestion event.
+        assert_eq!(c.timeout(100.0, 100.0), 70.0);
+        // Slow start from 1 reaches 60 before the first congestion-avoidance ACK: the
+        // epoch starts there with K = 0 and W_max = 60 (RFC 9438, section 4.8), so the
+        // curve is convex from 60, W_cubic(t) = 60 + 0.4 t^3, not a concave approach to
+        // the 100 segments the timeout remembered (K = cbrt(40 / 0.4) = 4.64 s).
+        c.on_ack(0, 60.0, 0.1);
+        assert_eq!(c.k, 0.0);
+        assert_eq!(c.w_max(), 60.0);
+        assert!((c.w_cubic(2.0) - (60.0 + 0.4 * 8.0)).abs() < 1e-12);
+        // A later congestion event starts its epoch from W_max again, as before.
+        assert_eq!(c.congestion(80.0, 80.0), 56.0);
+        c.on_ack(10_000 * PS_PER_MS, 56.0, 0.1);
+        assert!((c.k - (24.0f64 / 0.4).cbrt()).abs() < 1e-12);
+        assert_eq!(c.w_max(), 80.0);
     }
 
     #[test]

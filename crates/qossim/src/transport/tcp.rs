@@ -721,7 +721,10 @@ impl TcpRenoSender {
         self.stats.timeouts += 1;
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
-        self.ssthresh = self.reduced();
+        self.ssthresh = match self.cubic.as_mut() {
+            Some(c) => c.timeout(self.cwnd, (self.snd_nxt - self.snd_una) as f64),
+            None => self.reduced(),
+        };
         self.cwnd = 1.0;
         self.in_recovery = false;
         self.dupacks = 0;

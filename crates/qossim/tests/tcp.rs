@@ -432,12 +432,13 @@ fn assert_in_mathis_band(congestion: Congestion, p: f64) {
 /// flow under periodic loss (every 10 000th segment; 100-ms RTT, no queueing, fast
 /// convergence off so that W_max is exactly the window at the loss).
 ///
-/// (Why no test of the response function's value: under periodic loss CUBIC's cycle ends
+/// (Why no test of the response function's value under periodic loss: CUBIC's cycle ends
 /// on the flat part of its curve, where the window hardly depends on when the loss
 /// comes, so the steady state is neutral rather than a point: runs of this path settle at
 /// W_max from 185 (fast convergence on) to 229 segments (off) against the formula's 203,
 /// depending on where slow start left them, and drift by a fraction of a segment per
-/// minute. The formula's average is one member of that family.)
+/// minute. The formula's average is one member of that family. Under random loss the
+/// rate is a point, and `cubic_law.rs` tests it against a law from the window rules.)
 #[test]
 fn cubic_window_follows_its_curve_between_losses() {
     let path = Path {

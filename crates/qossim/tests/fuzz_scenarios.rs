@@ -164,3 +164,35 @@ fn the_vocabulary_draws_every_declared_section() {
     // Lists of names are drawn for the declared lists (watch, destinations).
     assert!(values.iter().any(|v| v == "[\"voice\", 3]"));
 }
+
+/// The mutations draw the topology kinds the families declare (`rpr_ring`, `pcn_*`):
+/// each kind's name as a value, every key and every fixed default.
+#[test]
+fn the_vocabulary_draws_every_family_topology_kind() {
+    let (values, keys, _) = fuzz::vocabulary();
+    let mut kinds = Vec::new();
+    for f in qossim::mechanisms::registry().families() {
+        for s in f.topology_declared() {
+            assert!(
+                values.iter().any(|v| *v == format!("{:?}", s.name)),
+                "{}",
+                s.name
+            );
+            for p in s.params {
+                assert!(keys.iter().any(|k| k == p.key), "{}.{}", s.name, p.key);
+                if let qossim::decl::Absent::Is(d) = p.default {
+                    assert!(
+                        values.iter().any(|v| *v == p.ty.toml(d)),
+                        "{}.{}",
+                        s.name,
+                        p.key
+                    );
+                }
+            }
+            kinds.push(s.name);
+        }
+    }
+    for k in ["rpr_ring", "pcn_single", "pcn_rtt", "pcn_parking_lot"] {
+        assert!(kinds.contains(&k), "{k} is not declared: {kinds:?}");
+    }
+}

@@ -402,6 +402,94 @@ pub fn flows_rules(v: &Values) -> Vec<Problem> {
 /// The family's declared sections: `[pcn]`, then its tables.
 pub static DECLARED: &[&Section] = &[&SECTION, &THRESHOLDS, &CLE, &TERMINATION, &TRAFFIC, &IEA];
 
+/// `rate` of a PCN topology: the bottlenecks' rate (every other link runs
+/// [`super::FAST_LINK_FACTOR`] times faster).
+const RATE: Param = Param::new(
+    "rate",
+    Type::Rate,
+    Absent::Required,
+    "the bottleneck rate, e.g. \"OC3\"",
+)
+.unit("bit/s")
+.bounds(Bounds::Positive);
+
+/// `queue` of a PCN topology: the output queue of every link.
+const QUEUE: Param = Param::new(
+    "queue",
+    Type::Table("queue"),
+    Absent::Derived("drop-tail, 10000 packets"),
+    "the output queue of every link: { kind = ..., ... }",
+);
+
+/// A propagation delay of a PCN topology, 1 ms unless given.
+const fn a_delay(key: &'static str, doc: &'static str) -> Param {
+    Param::new(key, Type::Time, Absent::Is("1ms"), doc).unit("s")
+}
+
+/// `[topology] kind = "pcn_single"`: its keys besides `kind`.
+pub static PCN_SINGLE: Section = Section {
+    name: "pcn_single",
+    written: "kind = \"pcn_single\"",
+    title: "PCN single link",
+    doc: "Ingress A and egress B joined by the bottleneck A-B (data direction only); one aggregate A-B.",
+    params: &[
+        RATE,
+        a_delay("delay", "the propagation delay of A-B"),
+        QUEUE,
+    ],
+};
+
+/// `[topology] kind = "pcn_rtt"`: its keys besides `kind`.
+pub static PCN_RTT: Section = Section {
+    name: "pcn_rtt",
+    written: "kind = \"pcn_rtt\"",
+    title: "PCN RTT star",
+    doc: "Ingresses I1..IN into D, the bottleneck D-F; the egress F, or egresses E1..EM behind F (no delay); an aggregate from every ingress to every egress.",
+    params: &[
+        RATE,
+        QUEUE,
+        Param::new(
+            "ingresses",
+            Type::Integer,
+            Absent::Required,
+            "ingress nodes I1..IN",
+        )
+        .bounds(Bounds::Between(1.0, 100_000.0)),
+        Param::new("egresses", Type::Integer, Absent::Is("1"), "egress nodes (M)")
+            .bounds(Bounds::Between(1.0, 1000.0)),
+        a_delay("access_delay", "the delay of every ingress's link to D"),
+        Param::new(
+            "access_delays",
+            Type::Structured("list of times, or { from, to }"),
+            Absent::Derived("access_delay for every ingress"),
+            "one delay per ingress's link to D, or { from = ..., to = ... } spread evenly (not with access_delay)",
+        ),
+        a_delay("bottleneck_delay", "the propagation delay of D-F"),
+    ],
+};
+
+/// `[topology] kind = "pcn_parking_lot"`: its keys besides `kind`.
+pub static PCN_PARKING_LOT: Section = Section {
+    name: "pcn_parking_lot",
+    written: "kind = \"pcn_parking_lot\"",
+    title: "PCN parking lot",
+    doc: "Routers R0..RN whose links are the N bottlenecks, every delay 1 ms; the long aggregate IL-EL crosses all, each short one Ib-Eb crosses R(b-1)-Rb.",
+    params: &[
+        RATE,
+        QUEUE,
+        Param::new(
+            "bottlenecks",
+            Type::Integer,
+            Absent::Required,
+            "bottleneck links in the line (N)",
+        )
+        .bounds(Bounds::Between(1.0, 1000.0)),
+    ],
+};
+
+/// The family's declared topology kinds.
+pub static TOPOLOGIES: &[&Section] = &[&PCN_SINGLE, &PCN_RTT, &PCN_PARKING_LOT];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,6 +529,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_topologies_declare_the_models_defaults() {
+        use crate::mechanisms::pcn::DEFAULT_QUEUE_PACKETS;
+        for k in TOPOLOGIES {
+            // The derived queue is the one the reader builds.
+            let Absent::Derived(queue) = k.param("queue").default else {
+                panic!("{}: queue", k.name);
+            };
+            assert!(
+                queue.contains(&DEFAULT_QUEUE_PACKETS.to_string()),
+                "{queue}"
+            );
+            for p in k.params {
+                if let Some(v) = p.default_value() {
+                    assert_eq!(p.check(&v), None, "{}.{}", k.name, p.key);
+                    if p.ty == Type::Time {
+                        assert_eq!(v, crate::decl::Value::Time(crate::time::PS_PER_MS));
+                    }
+                }
+            }
+        }
+        let kinds: Vec<&str> = TOPOLOGIES.iter().map(|k| k.name).collect();
+        assert_eq!(
+            kinds,
+            crate::scenario::Family::topology_kinds(&crate::mechanisms::pcn::PCN)
+        );
     }
 
     #[test]

@@ -63,6 +63,9 @@ impl Family for PcnFamily {
     fn topology_kinds(&self) -> &'static [&'static str] {
         &["pcn_single", "pcn_rtt", "pcn_parking_lot"]
     }
+    fn topology_declared(&self) -> &'static [&'static crate::decl::Section] {
+        super::params::TOPOLOGIES
+    }
     fn mark_bits(&self) -> u16 {
         super::marks::ALL
     }

@@ -1,5 +1,6 @@
-//! The `[pcn]` section and the PCN topologies, read into a [`PcnSpec`]. The section's
-//! keys are read through their declaration ([`params`]).
+//! The `[pcn]` section and the PCN topologies, read into a [`PcnSpec`] and a
+//! [`Topology`]. The keys of the section, of its tables and of the topology kinds are
+//! read through their declaration ([`params`]).
 
 use super::*;
 use crate::decl::{self, Absent, Section};
@@ -138,30 +139,9 @@ pub struct PcnSpec {
 // ---------------------------------------------------------------------------------------
 // Topologies
 
-pub(super) fn count(cx: &Cx, t: &Tbl, key: &str, lo: u64, hi: u64) -> Option<u64> {
-    if !t.has(key) {
-        cx.error(t.line(), &t.key_path(key), "missing (required)");
-        return None;
-    }
-    let n = t.uint(cx, key)?;
-    if n < lo || n > hi {
-        t.error(cx, key, format!("must be between {lo} and {hi}, got {n}"));
-        return None;
-    }
-    Some(n)
-}
-
-pub(super) fn time_or(cx: &Cx, t: &Tbl, key: &str, default: Time) -> Option<Time> {
-    if t.has(key) {
-        t.time(cx, key)
-    } else {
-        Some(default)
-    }
-}
-
-/// The access delays of `pcn_rtt`: `access_delay` (all equal), or `access_delays` as a
-/// list (one per ingress) or as `{ from, to }` (spread evenly).
-pub(super) fn access_delays(cx: &Cx, t: &Tbl, n: Option<u64>) -> Option<Vec<Time>> {
+/// The access delays of `pcn_rtt` (`k`): `access_delay` (all equal), or `access_delays`
+/// as a list (one per ingress) or as `{ from, to }` (spread evenly).
+fn access_delays(cx: &Cx, t: &Tbl, k: &Section, n: Option<u64>) -> Option<Vec<Time>> {
     let both = t.has("access_delay") && t.has("access_delays");
     if both {
         t.error(
@@ -229,49 +209,35 @@ pub(super) fn access_delays(cx: &Cx, t: &Tbl, n: Option<u64>) -> Option<Vec<Time
         }
         return Some(v);
     }
-    let d = time_or(cx, t, "access_delay", PS_PER_MS)?;
+    let d = value(cx, t, k, "access_delay")?.as_time();
     Some(vec![d; n? as usize])
 }
 
-/// Reads a PCN topology from `[topology]` (and the `[links."NAME"]` overrides). The
-/// network is the one [`single_link`], [`rtt_star_egresses`] or [`parking_lot`] builds:
-/// unidirectional links in the data direction, links other than the bottlenecks 100
-/// times faster, drop-tail queues of [`DEFAULT_QUEUE_PACKETS`] packets.
+/// Reads a PCN topology from `[topology]` (and the `[links."NAME"]` overrides): the
+/// keys its kind declares ([`params::TOPOLOGIES`]), read through the declaration, and no
+/// other. The network is the one [`single_link`], [`rtt_star_egresses`] or
+/// [`parking_lot`] builds: unidirectional links in the data direction, links other than
+/// the bottlenecks 100 times faster, drop-tail queues of [`DEFAULT_QUEUE_PACKETS`]
+/// packets.
 pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
     let kind = t.req_str(cx, "kind")?;
-    let known: &[&str] = match kind.as_str() {
-        "pcn_single" => &["kind", "rate", "delay", "queue"],
-        "pcn_rtt" => &[
+    let Some(k) = params::TOPOLOGIES.iter().copied().find(|k| k.name == kind) else {
+        let names: Vec<&str> = params::TOPOLOGIES.iter().map(|k| k.name).collect();
+        t.error(
+            cx,
             "kind",
-            "rate",
-            "queue",
-            "ingresses",
-            "egresses",
-            "access_delay",
-            "access_delays",
-            "bottleneck_delay",
-        ],
-        "pcn_parking_lot" => &["kind", "rate", "queue", "bottlenecks"],
-        other => {
-            t.error(
-                cx,
-                "kind",
-                format!("unknown topology {other:?}; the PCN topologies are pcn_single, pcn_rtt and pcn_parking_lot"),
-            );
-            t.skip_rest();
-            return None;
-        }
-    };
-    let rate = if t.has("rate") {
-        t.rate(cx, "rate")
-    } else {
-        cx.error(
-            t.line(),
-            &t.key_path("rate"),
-            "missing (required: the bottleneck rate, e.g. \"OC3\")",
+            format!(
+                "unknown topology {kind:?}; the PCN topologies are {}",
+                decl::or_list(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+            ),
         );
-        None
+        t.skip_rest();
+        return None;
     };
+    let mut known = vec!["kind"];
+    known.extend(k.keys());
+    let rate = value(cx, t, k, "rate").map(|v| v.as_u64());
+    // A queue table holds a declared kind of its own (`queue.*`).
     let queue = if t.has("queue") {
         t.table(cx, "queue").and_then(|q| read_queue(cx, &q))
     } else {
@@ -279,24 +245,22 @@ pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
             limit: QueueLimit::Packets(DEFAULT_QUEUE_PACKETS as u64),
         })
     };
+    let count = |key| value(cx, t, k, key).map(|v| v.as_u64());
+    let time = |key| value(cx, t, k, key).map(|v| v.as_time());
     let mut w = World::new(0);
-    let built = match kind.as_str() {
+    let built = match k.name {
         "pcn_single" => {
-            let delay = time_or(cx, t, "delay", PS_PER_MS);
+            let delay = time("delay");
             match (rate, delay) {
                 (Some(r), Some(d)) => Some(single_link(&mut w, r, d)),
                 _ => None,
             }
         }
         "pcn_rtt" => {
-            let n = count(cx, t, "ingresses", 1, 100_000);
-            let m = if t.has("egresses") {
-                count(cx, t, "egresses", 1, 1000)
-            } else {
-                Some(1)
-            };
-            let bd = time_or(cx, t, "bottleneck_delay", PS_PER_MS);
-            let delays = access_delays(cx, t, n);
+            let n = count("ingresses");
+            let m = count("egresses");
+            let bd = time("bottleneck_delay");
+            let delays = access_delays(cx, t, k, n);
             match (rate, bd, delays, m) {
                 (Some(r), Some(bd), Some(ds), Some(m)) => {
                     Some(rtt_star_egresses(&mut w, r, bd, &ds, m as usize))
@@ -305,17 +269,17 @@ pub(super) fn read_topology(cx: &Cx, t: &Tbl, root: &Tbl) -> Option<Topology> {
             }
         }
         _ => {
-            let n = count(cx, t, "bottlenecks", 1, 1000);
+            let n = count("bottlenecks");
             match (rate, n) {
                 (Some(r), Some(n)) => Some(parking_lot(&mut w, n as usize, r)),
                 _ => None,
             }
         }
     };
-    t.finish(cx, known);
+    t.finish(cx, &known);
     let (_, queue) = (built?, queue?);
     let mut topo = Topology {
-        kind: kind.clone(),
+        kind: k.name.to_string(),
         nodes: w.net.nodes.iter().map(|n| n.name.clone()).collect(),
         links: w
             .net

@@ -1358,8 +1358,10 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
-def gather_jobs(jobs: Sequence[Job], params: Sequence[str] | None = None) -> pd.DataFrame:
-    """Read the stored results of ``jobs`` (in job order) into one table."""
+def _job_rows(
+    jobs: Sequence[Job], params: Sequence[str] | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Return the stored runs of ``jobs`` (each once, in job order) as rows, and the params."""
     names = list(params) if params is not None else _param_names(jobs)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -1368,6 +1370,12 @@ def gather_jobs(jobs: Sequence[Job], params: Sequence[str] | None = None) -> pd.
             continue
         seen.add(job.key)
         rows.append(_row(Path(job.run_dir), names))
+    return rows, names
+
+
+def gather_jobs(jobs: Sequence[Job], params: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read the stored results of ``jobs`` (in job order) into one table."""
+    rows, names = _job_rows(jobs, params)
     return _rows_to_frame(rows, names)
 
 
@@ -1392,14 +1400,7 @@ def gather_job_records(jobs: Sequence[Job], params: Sequence[str] | None = None)
     runs with 2 400 metrics each, 153 000 in all) costs its values, not runs x
     metrics: the table of that campaign needs 18 GB of memory to build.
     """
-    names = list(params) if params is not None else _param_names(jobs)
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for job in jobs:
-        if job.key in seen or not is_result_dir(job.run_dir):
-            continue
-        seen.add(job.key)
-        rows.append(_row(Path(job.run_dir), names))
+    rows, names = _job_rows(jobs, params)
     return sparse_records(rows, names)
 
 

@@ -99,6 +99,20 @@ struct Law {
     epochs: u64,
 }
 
+impl Law {
+    /// The law from its batch rates, the sender's ACK counts against those at the end of
+    /// the warm-up (`reno0`: Reno-friendly growth ACKs, all growth ACKs) and the epochs.
+    fn of(rates: &[f64], cu: &CubicLaw, reno0: (u64, u64), epochs: u64) -> Law {
+        let (per_rtt, se) = mean_se(rates);
+        Law {
+            per_rtt,
+            se,
+            reno_share: (cu.reno_acks - reno0.0) as f64 / (cu.acks - reno0.1) as f64,
+            epochs,
+        }
+    }
+}
+
 /// The mean and standard error of `x`.
 fn mean_se(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
@@ -216,13 +230,7 @@ fn segment_law(p: f64, cp: CubicParams, r: f64, epochs: u64, seed: u64) -> Law {
         rates.push((n - bn) as f64 / (t - bt) * r);
         (bt, bn) = (t, n);
     }
-    let (per_rtt, se) = mean_se(&rates);
-    Law {
-        per_rtt,
-        se,
-        reno_share: (cu.reno_acks - reno0.0) as f64 / (cu.acks - reno0.1) as f64,
-        epochs: cuts - warm,
-    }
+    Law::of(&rates, &cu, reno0, cuts - warm)
 }
 
 /// The round-level law: rounds of one RTT; a round of `⌊W⌋` segments holds a loss with
@@ -265,13 +273,7 @@ fn round_law(p: f64, cp: CubicParams, r: f64, epochs: u64, seed: u64) -> Law {
             }
         }
     }
-    let (per_rtt, se) = mean_se(&rates);
-    Law {
-        per_rtt,
-        se,
-        reno_share: (cu.reno_acks - reno0.0) as f64 / (cu.acks - reno0.1) as f64,
-        epochs: cuts - warm,
-    }
+    Law::of(&rates, &cu, reno0, cuts - warm)
 }
 
 /// Segments per RTT of a CUBIC SACK flow with parameters `cp`, loss `p`, seed `seed`,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side run of the reference scenario in qossim, ns-3 and the
 # hand-written baseline, then of the TCP scenario in qossim and ns-3, once per
-# TCP variant (Reno, NewReno + SACK, CUBIC + SACK, DCTCP + SACK). Each program runs --reps
+# TCP variant (Reno, NewReno + SACK, CUBIC + SACK, DCTCP + SACK; CUBIC and DCTCP against
+# ns-3's own classes and against ns-3 with their standards' rules). Each program runs --reps
 # times; the run with the smallest wall time is kept. Prints one line per
 # program, then speedups computed from pkts_per_wall_s, and for each TCP
 # variant both sides' per-connection goodput distributions.
@@ -151,7 +152,10 @@ ratio qossim/baseline "$qossim_line" "$baseline_line" 2
 # (no SACK) against ns-3's NewReno (SACK on: not like with like), qossim's NewReno + SACK
 # against ns-3's NewReno + SACK, qossim's CUBIC + SACK against ns-3's CUBIC + SACK,
 # qossim's DCTCP + SACK against ns-3's DCTCP (both with ECN and a step-marking bottleneck
-# in place of RED: marked when 18 or more packets are queued). Both
+# in place of RED: marked when 18 or more packets are queued). CUBIC and DCTCP are also
+# run against ns-3's TCP with the window rules of their standards where ns-3.37's classes
+# depart from them (cubic-standard: RFC 9438 CUBIC; dctcp-floor: TcpDctcp with Linux's
+# two-segment floor; see bench/ns3/tcp.cc and bench/README.md). Both
 # sides run without the timestamp option (with it, ns-3 fragments every 1512-byte packet)
 # and with a 1000-segment receive window, which no connection reaches (ns-3.37 crashes
 # when a SACK sender is held by a smaller one during recovery; see bench/ns3/tcp.cc).
@@ -206,14 +210,19 @@ goodputs() {
 }
 
 declare -A ns3_tcp_lines
-for pair in reno:newreno newreno-sack:newreno cubic-sack:cubic dctcp-sack:dctcp; do
+declare -A qossim_tcp_lines
+for pair in reno:newreno newreno-sack:newreno cubic-sack:cubic cubic-sack:cubic-standard \
+    dctcp-sack:dctcp dctcp-sack:dctcp-floor; do
     qv="${pair%%:*}"
     nv="${pair##*:}"
-    q_line=""
-    if [ "$qossim_tcp_ok" = 0 ]; then
+    q_line="${qossim_tcp_lines[$qv]:-}"
+    if [ -n "$q_line" ]; then
+        echo "qossim-tcp-$qv: (the run above)"
+    elif [ "$qossim_tcp_ok" = 0 ]; then
         echo "qossim-tcp-$qv: not available ($qossim_tcp_why)"
     elif r="$(best_of "qossim-tcp-$qv" cargo run --release -q -p qossim-bench --bin tcp -- "${tcp_args[@]}" --variant "$qv")"; then
         q_line="$r"
+        qossim_tcp_lines[$qv]="$q_line"
         echo "qossim-tcp-$qv: $(short "$q_line")"
     else
         echo "qossim-tcp-$qv: not available ($r)"
@@ -237,5 +246,5 @@ for pair in reno:newreno newreno-sack:newreno cubic-sack:cubic dctcp-sack:dctcp;
         *) label="tcp-$qv:qossim/ns3-$nv+sack" ;;
     esac
     ratio "$label" "$q_line" "$n_line" 1
-    goodputs "tcp-$qv" "$q_line" "$n_line"
+    goodputs "tcp-$qv:ns3-$nv" "$q_line" "$n_line"
 done

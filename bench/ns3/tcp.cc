@@ -5,6 +5,9 @@
 // first second. --variant picks the congestion control: newreno (TcpNewReno, the default)
 // or cubic (TcpCubic, HyStart off), both with SACK (ns-3's default), or dctcp (TcpDctcp
 // with ECN, SACK on, the bottleneck's RED set to mark at an instantaneous queue of 18).
+// Two more run ns-3's TCP with the window rules of the standards where ns-3.37's classes
+// depart from them: cubic-standard (RFC 9438 CUBIC, TcpCubicStandard below; its slow
+// start is --cubic-slow-start) and dctcp-floor (TcpDctcp with Linux's two-segment floor).
 // Two ns-3.37 behaviours shape the like-with-like settings bench/compare.sh uses:
 // - With the TCP timestamp option (ns-3's default) a segment is a 1512-byte IP packet,
 //   which the 1500-byte MTU splits into two fragments (1502 and 34 bytes on the wire),
@@ -46,6 +49,213 @@ CwndChanged(uint32_t, uint32_t now)
     std::fprintf(g_cwnd_out, "%.9f %.4f\n", Simulator::Now().GetSeconds(), now / g_cwnd_mss);
 }
 
+/// How the standard CUBIC below grows its window in slow start (--cubic-slow-start).
+enum class SlowStartRule
+{
+    /// One segment per ACK of new data (RFC 5681 with ACK counting, as qossim's model).
+    PerAck,
+    /// Every segment the ACK covers, capped at ssthresh (Linux's tcp_slow_start).
+    Capped,
+    /// Every segment the ACK covers, with no cap (ns-3.37's TcpCubic).
+    Uncapped,
+};
+static SlowStartRule g_cubic_ss = SlowStartRule::PerAck;
+/// Whether the standard CUBIC below takes one congestion-avoidance step per segment an
+/// ACK covers (--cubic-count segment, as TcpCubic counts) instead of one per ACK.
+static bool g_cubic_count_segments = false;
+
+/// CUBIC as RFC 9438 states it, written for this benchmark so that ns-3's TCP machinery
+/// (handshake, SACK scoreboard, recovery, timers) can run the same window rules as
+/// qossim's model (crates/qossim/src/transport/cubic.rs): a fractional window grown by
+/// (W_cubic(t + RTT) - cwnd) / cwnd per ACK, the target clamped to [cwnd, 1.5 cwnd]; the
+/// Reno-friendly estimate with alpha = 3(1 - beta)/(1 + beta) until it reaches W_max;
+/// ssthresh = max(beta * flight, 2); fast convergence; after a timeout the next epoch
+/// starts at K = 0 from the window it then has (section 4.8); RTT from ns-3's smoothed
+/// estimate; one ACK of new data counts as one segment. C = 0.4, beta = 0.7. ns-3.37's TcpCubic departs from this in its slow start
+/// (see --cubic-slow-start), its integer ACK counter, ssthresh from the window, and no
+/// Reno-friendly region.
+class TcpCubicStandard : public TcpCongestionOps
+{
+  public:
+    /// The type's id.
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpCubicStandard")
+                                .SetParent<TcpCongestionOps>()
+                                .AddConstructor<TcpCubicStandard>();
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpCubicStandard";
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpCubicStandard>(this);
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t flightBytes) override
+    {
+        const double mss = tcb->m_segmentSize;
+        const double cwnd = tcb->m_cWnd / mss;
+        m_wMax = cwnd < m_wMax ? cwnd * (1.0 + kBeta) / 2.0 : cwnd;
+        m_epochStart = -1.0;
+        return static_cast<uint32_t>(std::max(kBeta * flightBytes / mss, 2.0) * mss);
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState>, const TcpSocketState::TcpCongState_t s) override
+    {
+        if (s == TcpSocketState::CA_LOSS)
+        {
+            m_afterTimeout = true;
+        }
+    }
+
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t, const Time&) override
+    {
+        // ns-3 passes its smoothed estimate as the sample; keep the latest.
+        if (tcb->m_lastRtt.Get().IsStrictlyPositive())
+        {
+            m_rtt = tcb->m_lastRtt.Get().GetSeconds();
+        }
+    }
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t acked) override
+    {
+        const double mss = tcb->m_segmentSize;
+        if (static_cast<uint32_t>(m_w * mss) != tcb->m_cWnd.Get())
+        {
+            m_w = tcb->m_cWnd / mss; // ns-3 set the window itself (recovery, timeout)
+        }
+        const double ssthresh = tcb->m_ssThresh / mss;
+        if (m_w < ssthresh)
+        {
+            switch (g_cubic_ss)
+            {
+            case SlowStartRule::PerAck:
+                m_w += 1.0;
+                acked = 0;
+                break;
+            case SlowStartRule::Uncapped:
+                m_w += acked;
+                acked = 0;
+                break;
+            case SlowStartRule::Capped: {
+                const uint32_t room = static_cast<uint32_t>(std::ceil(ssthresh - m_w));
+                const uint32_t used = std::min(acked, room);
+                m_w = std::min(m_w + used, ssthresh);
+                acked -= used;
+                break;
+            }
+            }
+        }
+        if (acked > 0 && m_w >= ssthresh)
+        {
+            CongestionAvoidance(acked);
+        }
+        tcb->m_cWnd = static_cast<uint32_t>(m_w * mss);
+    }
+
+  private:
+    static constexpr double kC = 0.4;
+    static constexpr double kBeta = 0.7;
+
+    /// Congestion avoidance for one ACK of new data covering `acked` segments, counted
+    /// as one segment (ACK counting, as qossim's model) unless --cubic-count segment.
+    void CongestionAvoidance(uint32_t acked)
+    {
+        const double now = Simulator::Now().GetSeconds();
+        if (m_epochStart < 0)
+        {
+            m_epochStart = now;
+            if (m_afterTimeout)
+            {
+                m_afterTimeout = false;
+                m_wMax = m_w;
+            }
+            if (m_w < m_wMax)
+            {
+                m_k = std::cbrt((m_wMax - m_w) / kC);
+                m_origin = m_wMax;
+            }
+            else
+            {
+                m_k = 0.0;
+                m_origin = m_w;
+            }
+            m_wEst = m_w;
+        }
+        const double t = now - m_epochStart;
+        const double alpha = m_wEst >= m_wMax ? 1.0 : 3.0 * (1.0 - kBeta) / (1.0 + kBeta);
+        const uint32_t steps = g_cubic_count_segments ? acked : 1;
+        for (uint32_t i = 0; i < steps; i++)
+        {
+            m_wEst += alpha / m_w;
+            if (Curve(t) < m_wEst)
+            {
+                m_w = std::max(m_wEst, m_w);
+            }
+            else
+            {
+                const double target = std::clamp(Curve(t + m_rtt), m_w, 1.5 * m_w);
+                m_w += (target - m_w) / m_w;
+            }
+        }
+    }
+
+    /// W_cubic(t), segments.
+    double Curve(double t) const
+    {
+        return kC * std::pow(t - m_k, 3) + m_origin;
+    }
+
+    double m_w = 1.0;           //!< The window, segments (fractional).
+    double m_wMax = 0.0;        //!< W_max, segments.
+    double m_epochStart = -1.0; //!< Start of the epoch, s (negative: none yet).
+    double m_k = 0.0;           //!< K, s.
+    double m_origin = 0.0;      //!< The curve's plateau, segments.
+    double m_wEst = 0.0;        //!< The Reno-friendly estimate, segments.
+    double m_rtt = 0.0;         //!< Smoothed RTT, s.
+    bool m_afterTimeout = false; //!< A timeout came since the last epoch.
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpCubicStandard);
+
+/// ns-3.37's TcpDctcp with Linux's floor on its cut: ssthresh at least two segments.
+/// TcpDctcp itself cuts to (1 - alpha/2) cwnd with no floor, so a window can fall below
+/// one segment; the sender then sends nothing until a retransmission timeout.
+class TcpDctcpFloor : public TcpDctcp
+{
+  public:
+    /// The type's id.
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpDctcpFloor")
+                                .SetParent<TcpDctcp>()
+                                .AddConstructor<TcpDctcpFloor>();
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpDctcpFloor";
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpDctcpFloor>(this);
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t flight) override
+    {
+        return std::max(TcpDctcp::GetSsThresh(tcb, flight), 2 * tcb->m_segmentSize);
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpDctcpFloor);
+
 int
 main(int argc, char* argv[])
 {
@@ -53,6 +263,8 @@ main(int argc, char* argv[])
     double sim = 100.0;
     uint32_t seed = 1;
     std::string variant = "newreno";
+    std::string cubic_ss = "per-ack";
+    std::string cubic_count = "ack";
     std::string recovery = "classic";
     bool limited = false;
     uint32_t init_cwnd = 1;
@@ -65,7 +277,16 @@ main(int argc, char* argv[])
     cmd.AddValue("flows", "number of TCP connections", flows);
     cmd.AddValue("sim", "simulated seconds", sim);
     cmd.AddValue("seed", "seed", seed);
-    cmd.AddValue("variant", "congestion control: newreno, cubic or dctcp", variant);
+    cmd.AddValue("variant",
+                 "congestion control: newreno, cubic, cubic-standard, dctcp or dctcp-floor",
+                 variant);
+    cmd.AddValue("cubic-count",
+                 "cubic-standard's congestion avoidance: one step per ack (the default) or "
+                 "per segment acknowledged",
+                 cubic_count);
+    cmd.AddValue("cubic-slow-start",
+                 "cubic-standard's slow start: per-ack (the default), capped or uncapped",
+                 cubic_ss);
     cmd.AddValue("recovery", "loss recovery: classic or prr (ns-3's default)", recovery);
     cmd.AddValue("limited-transmit", "limited transmit (ns-3's default: on)", limited);
     cmd.AddValue("init-cwnd", "initial window, segments (ns-3's default: 10)", init_cwnd);
@@ -97,6 +318,34 @@ main(int argc, char* argv[])
     }
     cmd.Parse(static_cast<int>(cargs.size()), cargs.data());
 
+    if (cubic_ss == "per-ack")
+    {
+        g_cubic_ss = SlowStartRule::PerAck;
+    }
+    else if (cubic_ss == "capped")
+    {
+        g_cubic_ss = SlowStartRule::Capped;
+    }
+    else if (cubic_ss == "uncapped")
+    {
+        g_cubic_ss = SlowStartRule::Uncapped;
+    }
+    else
+    {
+        std::fprintf(stderr,
+                     "--cubic-slow-start: unknown '%s'; expected per-ack, capped or uncapped\n",
+                     cubic_ss.c_str());
+        return 2;
+    }
+
+    if (cubic_count != "ack" && cubic_count != "segment")
+    {
+        std::fprintf(stderr, "--cubic-count: unknown '%s'; expected ack or segment\n",
+                     cubic_count.c_str());
+        return 2;
+    }
+    g_cubic_count_segments = cubic_count == "segment";
+
     auto t0 = std::chrono::steady_clock::now();
     RngSeedManager::SetSeed(seed + 1);
     const uint32_t mss = 1460;
@@ -110,14 +359,23 @@ main(int argc, char* argv[])
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCubic::GetTypeId()));
         Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
     }
-    else if (variant == "dctcp")
+    else if (variant == "cubic-standard")
     {
-        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                           TypeIdValue(TcpCubicStandard::GetTypeId()));
+    }
+    else if (variant == "dctcp" || variant == "dctcp-floor")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                           variant == "dctcp" ? TypeIdValue(TcpDctcp::GetTypeId())
+                                              : TypeIdValue(TcpDctcpFloor::GetTypeId()));
         Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::On));
     }
     else
     {
-        std::fprintf(stderr, "--variant: unknown '%s'; expected newreno, cubic or dctcp\n",
+        std::fprintf(stderr,
+                     "--variant: unknown '%s'; expected newreno, cubic, cubic-standard, dctcp "
+                     "or dctcp-floor\n",
                      variant.c_str());
         return 2;
     }
@@ -150,7 +408,7 @@ main(int argc, char* argv[])
     bottleneck.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
     NetDeviceContainer bdev = bottleneck.Install(routers.Get(0), routers.Get(1));
     TrafficControlHelper red;
-    if (variant == "dctcp")
+    if (variant == "dctcp" || variant == "dctcp-floor")
     {
         // Step marking at K = 18 packets: with the instantaneous queue as RED's average
         // (QW 1) and both thresholds at K, every ECN-capable arrival that finds K or more

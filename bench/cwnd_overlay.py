@@ -4,8 +4,9 @@ Runs the TCP benchmark of both simulators (``bench/qossim-bench/src/tcp.rs`` and
 ``bench/ns3/tcp.cc``, the settings ``bench/compare.sh`` uses: 50 connections, 100 s,
 no timestamps, a 1000-segment receive window) once per variant and connection, each
 recording that connection's window at every change, and draws ``cwnd_overlay.png``
-beside this file: one panel per variant (NewReno, CUBIC and DCTCP, each with SACK) and connection
-(the shortest round trip, 50 ms, and the longest, 150 ms). It also prints, per panel,
+beside this file: one panel per variant (NewReno, CUBIC and DCTCP, each with SACK; CUBIC
+and DCTCP against ns-3's own class and against ns-3 with their standards' window rules)
+and connection (the shortest round trip, 50 ms, and the longest, 150 ms). It also prints, per panel,
 the time-weighted mean window of each side over the run after the first 5 s and the
 share of that time it spends below 2 segments.
 
@@ -33,8 +34,10 @@ COMMON = ["--flows", "50", "--sim", "100", "--rwnd", "1000"]
 # (label, qossim variant, ns-3 variant)
 VARIANTS = [
     ("NewReno + SACK", "newreno-sack", "newreno"),
-    ("CUBIC + SACK", "cubic-sack", "cubic"),
-    ("DCTCP + SACK", "dctcp-sack", "dctcp"),
+    ("CUBIC, ns-3's TcpCubic", "cubic-sack", "cubic"),
+    ("CUBIC, ns-3 with RFC 9438's rules", "cubic-sack", "cubic-standard"),
+    ("DCTCP, ns-3's TcpDctcp", "dctcp-sack", "dctcp"),
+    ("DCTCP, ns-3 with a 2-segment floor", "dctcp-sack", "dctcp-floor"),
 ]
 # (connection, its round-trip propagation time)
 CONNECTIONS = [(0, "50 ms"), (49, "150 ms")]
@@ -79,7 +82,7 @@ def main() -> None:
         cwd=ROOT,
         check=True,
     )
-    fig, axes = plt.subplots(len(VARIANTS), len(CONNECTIONS), figsize=(11, 9.5), sharex=True)
+    fig, axes = plt.subplots(len(VARIANTS), len(CONNECTIONS), figsize=(11, 15), sharex=True)
     with tempfile.TemporaryDirectory() as tmp:
         for r, (label, qv, nv) in enumerate(VARIANTS):
             for c, (conn, rtt) in enumerate(CONNECTIONS):
@@ -88,7 +91,7 @@ def main() -> None:
                     ("qossim", QOSSIM, ["--variant", qv]),
                     ("ns-3", NS3, ["--variant", nv, "--timestamps", "0"]),
                 ):
-                    out = Path(tmp) / f"{side}-{qv}-{conn}.txt"
+                    out = Path(tmp) / f"{side}-{qv}-{nv}-{conn}.txt"
                     subprocess.run(
                         [str(prog), *COMMON, "--seed", a.seed, *extra]
                         + ["--cwnd-trace", str(out), "--cwnd-conn", str(conn)],
@@ -107,7 +110,7 @@ def main() -> None:
                     f"qossim {means['qossim']:.2f}, ns-3 {means['ns-3']:.2f} segments; "
                     f"below 2 segments qossim {low['qossim']:.1f} %, ns-3 {low['ns-3']:.1f} %"
                 )
-                ax.set_title(f"{label}, connection {conn} (round trip {rtt})", fontsize=10)
+                ax.set_title(f"{label}, connection {conn} ({rtt})", fontsize=10)
                 ax.set_ylabel("cwnd (segments)")
                 ax.grid(alpha=0.3)
                 if r == len(VARIANTS) - 1:

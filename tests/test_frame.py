@@ -61,6 +61,14 @@ def test_profiles_pick(monkeypatch):
         profiles.pick(True)
 
 
+def test_profiles_name_their_plans():
+    """A plan is named by the profile that holds it; a test's own plan by --quick."""
+    full, quick, tiny, own = object(), object(), object(), object()
+    profiles = Profiles(full=full, quick=quick, others={"tiny": tiny})
+    assert [profiles.name_of(p) for p in (full, quick, tiny)] == ["full", "quick", "tiny"]
+    assert (profiles.name_of(own), profiles.name_of(own, quick=True)) == ("full", "quick")
+
+
 def test_ci_of_leaves_out_missing_values():
     """None, NaN and infinities are not runs; the rest give mean_ci's interval."""
     ci = ci_of([1.0, None, 2.0, math.nan, 4.0, math.inf])
@@ -134,10 +142,12 @@ def test_study_runs_selected_experiments_in_declared_order(tmp_path):
     assert [t.id for t in output.tables] == ["E1"]
     assert output.tables[0].title == "first with quick plan"
     assert output.notes == ["quick plan, quick=True"]
+    assert output.profile == "quick"
     assert prepared == [("quick plan", ["E1", "E3"])]
     assert seen == ["shared"]
     everything = study.reproduce(False, None, Path(tmp_path), False)
     assert [t.id for t in everything.tables] == ["E1", "E2"]
+    assert everything.profile == "full"
     assert prepared[-1] == ("full plan", ["E1", "E2", "E3"])
 
 

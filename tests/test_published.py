@@ -147,6 +147,65 @@ def test_an_explanation_of_a_row_not_printed_is_an_error(tmp_path):
         pub.load("syn", folder)
 
 
+QUICK_ONLY = """
+[[table.explained]]
+link = "README.md#the-quick-profile"
+cause = "d differs only in the quick profile's shorter runs"
+profiles = ["quick"]
+rows = ["d"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("profile", "explained"),
+    [("full", None), ("quick", "README.md#the-quick-profile"), ("tiny", None)],
+)
+def test_an_explanation_limited_to_a_profile_explains_only_its_runs(tmp_path, profile, explained):
+    tables = pub.load("syn", _folder(tmp_path, DECLARATION + QUICK_ONLY))
+    out = _output()
+    out.profile = profile
+    diffs = {d.cell.row: d for d in pub.compare("syn", out, tables)}
+    assert diffs["d"].explanation is not None if explained else diffs["d"].explanation is None
+    if explained:
+        assert diffs["d"].explanation.link == explained
+    # The explanation without profiles covers c in every profile.
+    assert diffs["c"].explanation.link == "README.md#why-c-differs"
+    syn = next(t for t in out.tables if t.id == "syn")
+    assert syn.cell("row d", "rate (Mb/s)")["explanation"] == explained
+
+
+def test_an_explanation_names_known_profiles(tmp_path):
+    folder = _folder(tmp_path, DECLARATION + QUICK_ONLY.replace('["quick"]', '["fast"]'))
+    with pytest.raises(
+        pub.PublishedDataError,
+        match=r"tables\.toml(:\d+)?: explained\.profiles: unknown profile 'fast'; "
+        r"expected one of full, quick",
+    ):
+        pub.load("syn", folder)
+
+
+def _slug(heading: str) -> str:
+    """The anchor a Markdown heading gets: lower case, punctuation dropped, spaces to '-'."""
+    kept = "".join(ch for ch in heading.strip().lower() if ch.isalnum() or ch in " -_")
+    return kept.replace(" ", "-")
+
+
+def test_every_shipped_explanation_links_to_a_heading_of_its_readme():
+    for folder in sorted(p for p in pub.DATA_DIR.iterdir() if p.is_dir()):
+        readme = REPO / "studies" / folder.name / "README.md"
+        anchors = {
+            _slug(line.lstrip("#"))
+            for line in readme.read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")
+        }
+        links = [e.link for t in pub.load(folder.name) for e in t.explanations]
+        links += [e.link for r in pub.load_references(folder.name) for e in r.explanations]
+        for link in links:
+            page, _, anchor = link.partition("#")
+            assert page == "README.md", f"{folder.name}: {link}: not the study's README"
+            assert anchor in anchors, f"{folder.name}: {link}: no such heading in {readme.name}"
+
+
 def test_a_tolerance_states_its_reason(tmp_path):
     folder = _folder(tmp_path, DECLARATION.replace(', why = "a synthetic reason"', ""))
     with pytest.raises(pub.PublishedDataError, match=r"tolerance\.why"):

@@ -174,13 +174,15 @@ class StudyOutput:
 
     ``differences`` is filled by :func:`reproduce` when it compares the tables with the
     study's published ones (:mod:`qossim.studies.published`): the cells whose verdict is
-    ``differs``.
+    ``differs``. ``profile`` names the profile the runs were made in (``full``,
+    ``quick`` or a test profile): a difference may be explained for one profile only.
     """
 
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, Path]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     differences: list[Any] = field(default_factory=list)
+    profile: str = "full"
 
 
 def _clean(value: Any) -> Any:

@@ -92,6 +92,16 @@ class Profiles(Generic[P]):
         """Return every profile by name."""
         return {"full": self.full, "quick": self.quick, **self.others}
 
+    def name_of(self, plan: P, quick: bool = False) -> str:
+        """Return the name of ``plan`` among the profiles (``full``, ``quick``, ...).
+
+        A plan that is none of them (a test's own) is named by ``quick``.
+        """
+        for name, p in self.named().items():
+            if p is plan:
+                return name
+        return "quick" if quick else "full"
+
     def pick(self, quick: bool) -> P:
         """Return the profile of a reproduce call."""
         name = os.environ.get(self.env, "").strip().lower() if self.env else ""
@@ -455,7 +465,9 @@ class Study:
     ) -> StudyOutput:
         """Run the selected experiments (all when ``only`` is empty) with ``plan``."""
         selected = [e for e in self.experiments if not only or e.id in only]
-        output = StudyOutput(notes=list(self.notes(plan, quick)))
+        output = StudyOutput(
+            notes=list(self.notes(plan, quick)), profile=self.profiles.name_of(plan, quick)
+        )
         out = Path(out_dir)
         shared = (
             self.prepare(plan, [e.id for e in selected], out, progress) if self.prepare else None

@@ -159,17 +159,25 @@ class Explanation:
     """Where the cause of a difference is traced: a README section and a one-line cause.
 
     ``rows`` and ``columns`` (published names) select the cells it explains; empty means
-    every row or column of the table.
+    every row or column of the table. ``profiles`` (``full``, ``quick``) limits it to the
+    runs of those profiles, for a difference that a profile's own departure from the
+    study's setup makes (the quick profile's shorter runs or single seed); empty means
+    every profile.
     """
 
     link: str
     cause: str
     rows: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
 
-    def covers(self, row: str, column: str) -> bool:
-        """Tell whether this explanation covers a published cell."""
-        return (not self.rows or row in self.rows) and (not self.columns or column in self.columns)
+    def covers(self, row: str, column: str, profile: str = "full") -> bool:
+        """Tell whether this explanation covers a published cell in a profile's runs."""
+        return (
+            (not self.rows or row in self.rows)
+            and (not self.columns or column in self.columns)
+            and (not self.profiles or profile in self.profiles)
+        )
 
 
 @dataclass(frozen=True)
@@ -214,10 +222,10 @@ class PublishedTable:
                 return c
         raise KeyError(published)
 
-    def explain(self, row: str, column: str) -> Explanation | None:
-        """Return the first explanation covering a cell, or None."""
+    def explain(self, row: str, column: str, profile: str = "full") -> Explanation | None:
+        """Return the first explanation covering a cell in a profile's runs, or None."""
         for e in self.explanations:
-            if e.covers(row, column):
+            if e.covers(row, column, profile):
                 return e
         return None
 
@@ -314,6 +322,20 @@ def _strings(raw: Any, where: str, key: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
+#: The profiles an explanation may be limited to (``profiles`` of ``[[table.explained]]``).
+PROFILES = ("full", "quick")
+
+
+def _profiles(raw: Any, where: str, key: str) -> tuple[str, ...]:
+    names = _strings(raw, where, key)
+    for n in names:
+        if n not in PROFILES:
+            raise PublishedDataError(
+                f"{where}: {key}: unknown profile {n!r}; expected one of {', '.join(PROFILES)}"
+            )
+    return names
+
+
 def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> PublishedTable:
     decl = folder / "tables.toml"
     file = raw.get("file")
@@ -375,6 +397,7 @@ def _table(study: str, folder: Path, raw: Mapping[str, Any], text: str) -> Publi
                 e["cause"].strip(),
                 _strings(e.get("rows"), where, "explained.rows"),
                 _strings(e.get("columns"), where, "explained.columns"),
+                _profiles(e.get("profiles"), where, "explained.profiles"),
             )
         )
     table = PublishedTable(
@@ -555,6 +578,7 @@ def load_references(study: str, folder: Path | None = None) -> list[Reference]:
                 str(e.get("cause", "")),
                 _strings(e.get("rows"), where, "explained.rows"),
                 _strings(e.get("tables"), where, "explained.tables"),
+                _profiles(e.get("profiles"), where, "explained.profiles"),
             )
             for e in r.get("explained", [])
         )
@@ -688,12 +712,15 @@ def compare(
 
     Every record of every table gains ``published``, ``verdict``, ``explanation`` and
     ``against`` (null where no published cell maps to it), and a ``fidelity`` table is appended when
-    the study has published tables. Records already compared are compared again.
+    the study has published tables. Records already compared are compared again. A
+    difference is explained by the first declaration that covers its cell in the output's
+    profile (``output.profile``).
     """
     from qossim.studies import Table
 
     published = list(load(study) if tables is None else tables)
     references = load_references(study) if tables is None else []
+    profile = output.profile
     output.tables = [t for t in output.tables if t.id != "fidelity"]
     for t in output.tables:
         for record in t.records:
@@ -724,7 +751,7 @@ def compare(
             mean = _reduce(record.get("value"), col.reduce)
             ci = (record.get("ci_low"), record.get("ci_high")) if col.reduce == "value" else None
             v = verdict(value, mean, ci, int(record.get("runs") or 0), col.tolerance)
-            e = pt.explain(cell.row, cell.column) if v == "differs" else None
+            e = pt.explain(cell.row, cell.column, profile) if v == "differs" else None
             tally.count(v, e is not None)
             explanation = e.link if e else None
             if v == "differs" and mean is not None:
@@ -749,7 +776,7 @@ def compare(
                 v = verdict(value, mean, ci, int(record.get("runs") or 0), ref.tolerance)
                 e = None
                 if v == "differs":
-                    e = next((x for x in ref.explanations if x.covers(row, tid)), None)
+                    e = next((x for x in ref.explanations if x.covers(row, tid, profile)), None)
                 tally.count(v, e is not None)
                 link = e.link if e else None
                 if v == "differs" and mean is not None:

@@ -781,7 +781,8 @@ def reproduce(
     rates: Sequence[float] = plan.udp_rates_mbps
     if selected == {"series"}:
         rates = (plan.series_rate_mbps,)
-    output = StudyOutput()
+    profile = "tiny" if plan is TINY else "quick" if plan is QUICK else "full"
+    output = StudyOutput(profile=profile)
     if "unbalanced" in selected:
         rows = run_unbalanced(plan, target, progress)
         runs_u = Runs(rows=rows, out_dir=target)

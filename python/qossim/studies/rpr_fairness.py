@@ -46,6 +46,7 @@ from typing import Any
 from qossim import plots
 from qossim.campaign import records
 from qossim.studies import StudyOutput, Table, run_points
+from qossim.studies.frame import Profiles
 
 TITLE = "RPR ring fairness with TCP and UDP"
 EXPERIMENTS = ["long_term", "series", "compare", "unbalanced", "loop_delay"]
@@ -119,6 +120,8 @@ QUICK = Plan(
     warmup_s=0.5,
     series_rate_mbps=1,
 )
+#: The profiles by name (the plan of a call is chosen in :func:`reproduce`).
+PROFILES = Profiles(full=FULL, quick=QUICK, others={"tiny": TINY})
 
 
 # ============================================================================
@@ -781,8 +784,7 @@ def reproduce(
     rates: Sequence[float] = plan.udp_rates_mbps
     if selected == {"series"}:
         rates = (plan.series_rate_mbps,)
-    profile = "tiny" if plan is TINY else "quick" if plan is QUICK else "full"
-    output = StudyOutput(profile=profile)
+    output = StudyOutput(profile=PROFILES.name_of(plan, quick))
     if "unbalanced" in selected:
         rows = run_unbalanced(plan, target, progress)
         runs_u = Runs(rows=rows, out_dir=target)

@@ -53,6 +53,9 @@ pub struct VirtualQueue {
     since_prune: usize,
     /// When the per-level virtual service was last brought up to date.
     served_to: Time,
+    /// FIFO form: the last packet size and link rate seen, and the virtual service time
+    /// computed for them (packets of one size on one link repeat it exactly).
+    service: (u32, u64, Time),
     /// Packets marked.
     pub marked: u64,
     /// Packets seen.
@@ -73,6 +76,7 @@ impl VirtualQueue {
             pushed: HashSet::new(),
             since_prune: 0,
             served_to: 0,
+            service: (0, 0, 0),
             marked: 0,
             seen: 0,
         }
@@ -197,9 +201,12 @@ impl VirtualQueue {
             return true;
         }
         let start = self.done.back().copied().unwrap_or(now).max(now);
-        let bits = bytes as f64 * 8.0;
-        let service = (bits * 1e12 / (rate_bps as f64 * self.fraction)).ceil() as Time;
-        self.done.push_back(start + service);
+        if (self.service.0, self.service.1) != (bytes, rate_bps) {
+            let bits = bytes as f64 * 8.0;
+            let service = (bits * 1e12 / (rate_bps as f64 * self.fraction)).ceil() as Time;
+            self.service = (bytes, rate_bps, service);
+        }
+        self.done.push_back(start + self.service.2);
         false
     }
 }
@@ -250,6 +257,24 @@ mod tests {
         // accepted (done 8 ms); 2 ms: 3 in -> mark.
         assert_eq!(got, [false, false, false, true, true, true, false, true]);
         assert_eq!(vq.marked, 4);
+    }
+
+    #[test]
+    fn service_time_follows_each_packets_size_and_rate() {
+        // Limit 0: a packet is marked while another is in virtual service. At 0.5 of
+        // 1 Mb/s, 125 B take 2 ms and 250 B 4 ms; at 0.5 of 2 Mb/s, 125 B take 1 ms.
+        let mut vq = VirtualQueue::new(0.5, 0);
+        let (r1, r2) = (1_000_000, 2_000_000);
+        assert!(!vq.offer(125, 0, r1)); // served until 2 ms
+        assert!(vq.offer(250, 1_999 * US, r1));
+        assert!(!vq.offer(250, 2_000 * US, r1)); // served until 6 ms, not 4 ms
+        assert!(vq.offer(125, 4_000 * US, r1));
+        assert!(vq.offer(125, 5_999 * US, r1));
+        assert!(!vq.offer(125, 6_000 * US, r2)); // served until 7 ms at the faster rate
+        assert!(vq.offer(125, 6_999 * US, r2));
+        assert!(!vq.offer(125, 7_000 * US, r1)); // back to 2 ms: until 9 ms
+        assert!(vq.offer(125, 8_999 * US, r1));
+        assert!(!vq.offer(125, 9_000 * US, r1));
     }
 
     #[test]

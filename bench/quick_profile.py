@@ -13,7 +13,9 @@ Two parts, each printed as a Markdown table:
   which are less sensitive to the machine's load than the wall time), the runs it made
   and their engine seconds (the sum of the runs' `wall_s`, from `cost.json`); then the
   same reproduction again over the stored runs, which measures what is not simulation
-  (reading the runs, tables, figures, the report).
+  (reading the runs, tables, figures, the report). Before and after the studies it
+  prints the reference scenario's engine time, best of three, as a measure of the
+  host's speed at that hour.
 
 Usage: python bench/quick_profile.py [--phases [SCENARIO]] [--studies [NAME ...]]
        [--jobs N] [--out DIR]
@@ -59,6 +61,31 @@ print(repr(out))
 """
 
 
+#: The engine seconds of the reference scenario, best of three runs in a fresh process:
+#: printed before and after the studies, so that figures from different hours of a
+#: shared host can be compared (its speed has been seen to change by half within an hour).
+SPEED = r"""
+import sys
+from qossim import _core, api
+text, filename = api.scenario_source(sys.argv[1])
+print(min(_core.run(text, filename, 1, [], None)["wall_s"] for _ in range(3)))
+"""
+
+
+def host_speed() -> float:
+    """Return the reference scenario's engine seconds, best of three (see ``SPEED``)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    done = subprocess.run(
+        [sys.executable, "-c", SPEED, "scenarios/reference.toml"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def phases(scenario: str) -> None:
     """Print the CPU seconds of each phase of one run of ``scenario``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
@@ -98,7 +125,8 @@ def studies(names: list[str], jobs: int | None, out: Path) -> None:
 
     names = names or registry.study_names()
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"\nload average at the start: {load}\n")
+    print(f"\nload average at the start: {load}")
+    print(f"the reference scenario's engine time (host speed) at the start: {host_speed():.3f} s\n")
     print(
         "| study | runs | wall | CPU s | engine s (sum of runs) "
         "| again over the stored runs: wall | CPU s |"
@@ -119,6 +147,7 @@ def studies(names: list[str], jobs: int | None, out: Path) -> None:
         )
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"\nload average at the end: {load}")
+    print(f"the reference scenario's engine time (host speed) at the end: {host_speed():.3f} s")
 
 
 def main() -> int:

@@ -72,32 +72,28 @@ print(min(_core.run(text, filename, 1, [], None)["wall_s"] for _ in range(3)))
 """
 
 
-def host_speed() -> float:
-    """Return the reference scenario's engine seconds, best of three (see ``SPEED``)."""
+def _script(script: str, arg: str) -> str:
+    """Run ``script`` with ``arg`` in a fresh Python process; return its last line."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     done = subprocess.run(
-        [sys.executable, "-c", SPEED, "scenarios/reference.toml"],
+        [sys.executable, "-c", script, arg],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
-    return float(done.stdout.strip().splitlines()[-1])
+    return done.stdout.strip().splitlines()[-1]
+
+
+def host_speed() -> float:
+    """Return the reference scenario's engine seconds, best of three (see ``SPEED``)."""
+    return float(_script(SPEED, "scenarios/reference.toml"))
 
 
 def phases(scenario: str) -> None:
     """Print the CPU seconds of each phase of one run of ``scenario``."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    done = subprocess.run(
-        [sys.executable, "-c", PHASES, scenario],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    out = ast.literal_eval(done.stdout.strip().splitlines()[-1])  # the dict PHASES printed
+    out = ast.literal_eval(_script(PHASES, scenario))  # the dict PHASES printed
     events = out.pop("events")
     print(f"\n{scenario}: {events:,} events\n")
     print("| phase | CPU s |")
